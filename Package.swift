@@ -1,0 +1,104 @@
+// swift-tools-version:6.2
+//
+// Anchorage: data synchronization from interchangeable parts.
+//
+// One library product per backend, so an app that picks JSON and the memory
+// store links neither libxml2, msgpack-c, GRDB nor PostgreSQL.
+
+import PackageDescription
+
+let package = Package(
+    name: "Anchorage",
+    platforms: [.macOS(.v15)],
+    products: [
+        .library(name: "SyncCore", targets: ["SyncCore"]),
+        .library(name: "SyncJSON", targets: ["SyncJSON"]),
+        .library(name: "SyncXMLPlist", targets: ["SyncXMLPlist"]),
+        .library(name: "SyncBinaryPlist", targets: ["SyncBinaryPlist"]),
+        .library(name: "SyncMessagePack", targets: ["SyncMessagePack"]),
+        .library(name: "SyncHTTP", targets: ["SyncHTTP"]),
+        .library(name: "SyncTesting", targets: ["SyncTesting"]),
+        .executable(name: "anchorage", targets: ["anchorage"]),
+    ],
+    dependencies: [
+        .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
+        .package(url: "https://github.com/apple/swift-log", from: "1.16.2"),
+        .package(url: "https://github.com/apple/swift-crypto", "3.12.3"..<"5.0.0"),
+        .package(url: "https://github.com/apple/swift-nio", from: "2.101.2"),
+        .package(url: "https://github.com/hummingbird-project/hummingbird", from: "2.28.1"),
+        .package(url: "https://github.com/swift-server/async-http-client", from: "1.37.0"),
+    ],
+    targets: [
+        // MARK: Core
+        .target(name: "SyncCore"),
+
+        // MARK: Codecs
+        .target(name: "SyncJSON", dependencies: ["SyncCore"]),
+        .target(name: "SyncBinaryPlist", dependencies: ["SyncCore"]),
+        .systemLibrary(
+            name: "CAnchorageXML2", pkgConfig: "libxml-2.0",
+            providers: [.apt(["libxml2-dev"]), .brew(["libxml2"])]),
+        .target(name: "SyncXMLPlist", dependencies: ["SyncCore", "CAnchorageXML2"]),
+        .systemLibrary(
+            name: "CAnchorageMsgPack", pkgConfig: "msgpack",
+            providers: [.apt(["libmsgpack-dev"]), .brew(["msgpack"])]),
+        .target(
+            name: "CAnchorageMsgPackShim", dependencies: ["CAnchorageMsgPack"],
+            linkerSettings: [.linkedLibrary("msgpackc")]),
+        .target(name: "SyncMessagePack", dependencies: ["SyncCore", "CAnchorageMsgPackShim"]),
+
+        // MARK: Transports
+        .target(
+            name: "SyncHTTP",
+            dependencies: [
+                "SyncCore",
+                .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
+                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "_CryptoExtras", package: "swift-crypto"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "Logging", package: "swift-log"),
+            ]
+        ),
+
+        // MARK: Testing kit shipped to users
+        .target(name: "SyncTesting", dependencies: ["SyncCore"]),
+
+        // MARK: Command-line tool
+        .executableTarget(
+            name: "anchorage",
+            dependencies: [
+                "SyncCore", "SyncJSON", "SyncXMLPlist", "SyncBinaryPlist", "SyncMessagePack", "SyncHTTP",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "Hummingbird", package: "hummingbird"),
+            ]
+        ),
+
+        // MARK: Tests
+        .testTarget(name: "SyncCoreTests", dependencies: ["SyncCore", "SyncTesting"]),
+        .testTarget(name: "SyncTestingTests", dependencies: ["SyncCore", "SyncTesting"]),
+        .testTarget(name: "SyncJSONTests", dependencies: ["SyncCore", "SyncJSON", "SyncTesting"]),
+        .testTarget(name: "SyncXMLPlistTests", dependencies: ["SyncCore", "SyncXMLPlist", "SyncTesting"]),
+        .testTarget(name: "SyncBinaryPlistTests", dependencies: ["SyncCore", "SyncBinaryPlist", "SyncTesting"]),
+        .testTarget(
+            name: "SyncMessagePackTests", dependencies: ["SyncCore", "SyncMessagePack", "SyncTesting", "SyncJSON"]),
+        .testTarget(
+            name: "SyncHTTPTests",
+            dependencies: [
+                "SyncCore", "SyncJSON", "SyncHTTP", "SyncTesting",
+                .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
+            ]
+        ),
+    ]
+)
+
+// Strict settings for every target of ours: Swift 6 mode comes with the tools
+// version; these upcoming features keep the code explicit.
+for target in package.targets where [.regular, .executable, .test].contains(target.type) {
+    var settings = target.swiftSettings ?? []
+    settings.append(.enableUpcomingFeature("ExistentialAny"))
+    settings.append(.enableUpcomingFeature("MemberImportVisibility"))
+    target.swiftSettings = settings
+}

@@ -1,0 +1,183 @@
+/// Durable, account-scoped storage of records, their change sequence and
+/// per-peer sync metadata.
+///
+/// Every write happens in a transaction: ``transaction(for:_:)`` runs a body
+/// that reads and writes through a ``StoreTransaction``; when the body returns
+/// everything it wrote commits at once, when it throws nothing is left behind.
+/// Every committed record write gets a ``ChangePosition`` greater than any
+/// position a reader has already seen, and ``changes(for:after:in:limit:)``
+/// returns the records written after a position, tombstones included, in
+/// order of position.
+///
+/// ```swift
+/// try await store.transaction(for: "ada") { tx in
+///     var record = try await tx.record(RecordKey(collection: "contacts", id: id))?.record ?? .init(…)
+///     record.fields["name"] = "Ada"
+///     try await tx.put(record)
+/// }
+/// let batch = try await store.changes(for: "ada", after: lastSeen, in: nil, limit: 500)
+/// ```
+///
+/// ## Rules every implementation follows
+/// - **Atomic**: a body that throws leaves nothing behind; a crash leaves
+///   either all of a transaction or none of it.
+/// - **Serializable**: concurrent transactions behave as if run one after
+///   another, so read-modify-write never loses an update. An implementation
+///   may run a body more than once (retrying after a serialization conflict),
+///   so a body must not have side effects outside the transaction.
+/// - **Account-scoped**: a transaction or a change query for one account
+///   never sees another account's records or metadata.
+/// - **Change sequence**: each record write in a committed transaction gets a
+///   position; a record keeps only its latest version and position; a reader
+///   that has seen every change up to position P and then asks for changes
+///   after P never misses a write that commits later.
+///
+/// Check an implementation with `StoreContractSuite` from `SyncTesting`.
+public protocol SyncStore: Sendable {
+    /// Runs `body` in one atomic transaction on `account`'s data and returns its result.
+    /// - Throws: what `body` throws (after rolling back), or ``StoreError``.
+    func transaction<Result: Sendable>(
+        for account: AccountID,
+        _ body: @Sendable (any StoreTransaction) async throws -> Result
+    ) async throws -> Result
+
+    /// The records of `account` written after `position`, in order of position,
+    /// at most `limit` of them, optionally only from `collections`.
+    /// - Throws: ``StoreError`` when the store cannot be read.
+    func changes(
+        for account: AccountID,
+        after position: ChangePosition,
+        in collections: Set<CollectionID>?,
+        limit: Int
+    ) async throws -> ChangeBatch
+
+    /// The position of the latest committed write of `account` (``ChangePosition/start`` before any).
+    /// - Throws: ``StoreError`` when the store cannot be read.
+    func latestPosition(for account: AccountID) async throws -> ChangePosition
+}
+
+/// Reads and writes inside one store transaction.
+///
+/// Reads see the transaction's own earlier writes. Positions are assigned
+/// when the transaction commits, so ``StoredRecord/position`` of a record
+/// written in this transaction is not known until then.
+public protocol StoreTransaction: Sendable {
+    /// The account this transaction is scoped to.
+    var account: AccountID { get }
+
+    /// The record at `key`, tombstone included, or `nil` if it was never written.
+    func record(_ key: RecordKey) async throws -> StoredRecord?
+
+    /// Records of a collection in id order, starting after `id` (for paging), at most `limit`.
+    func records(in collection: CollectionID, after id: RecordID?, limit: Int) async throws -> [StoredRecord]
+
+    /// Writes a record (insert or replace). A tombstone is written with `isDeleted` set.
+    func put(_ record: SyncRecord) async throws
+
+    /// Removes a record without leaving a tombstone: for purging tombstones
+    /// every peer has seen. Peers that have not synced since will not learn of it.
+    func purge(_ key: RecordKey) async throws
+
+    /// A metadata value stored for `peer` under `key`, or `nil`.
+    func metadata(_ key: String, for peer: PeerID) async throws -> SyncValue?
+
+    /// Stores (or, with `nil`, removes) a metadata value for `peer` under `key`.
+    func setMetadata(_ value: SyncValue?, _ key: String, for peer: PeerID) async throws
+}
+
+/// A page of the change sequence.
+public struct ChangeBatch: Sendable, Hashable {
+    /// The changed records, in order of position.
+    public var records: [StoredRecord]
+    /// The position to ask after next time: that of the last record, or the
+    /// position asked after when there are none.
+    public var lastPosition: ChangePosition
+    /// Whether more changes follow (the batch stopped at the limit).
+    public var hasMore: Bool
+
+    /// Makes a batch.
+    public init(records: [StoredRecord], lastPosition: ChangePosition, hasMore: Bool) {
+        self.records = records
+        self.lastPosition = lastPosition
+        self.hasMore = hasMore
+    }
+}
+
+/// A store bound to one account, so code holding it cannot reach another's data.
+///
+/// Servers make one per request from the authenticated account.
+public struct AccountStore: Sendable {
+    /// The store.
+    public let store: any SyncStore
+    /// The account every call is scoped to.
+    public let account: AccountID
+
+    /// Binds `store` to `account`.
+    public init(_ store: any SyncStore, account: AccountID) {
+        self.store = store
+        self.account = account
+    }
+
+    /// Runs `body` in one atomic transaction on this account's data.
+    /// - Throws: what `body` throws, or ``StoreError``.
+    public func transaction<Result: Sendable>(
+        _ body: @Sendable (any StoreTransaction) async throws -> Result
+    ) async throws -> Result {
+        try await store.transaction(for: account, body)
+    }
+
+    /// This account's changes after `position`.
+    /// - Throws: ``StoreError``.
+    public func changes(
+        after position: ChangePosition, in collections: Set<CollectionID>? = nil, limit: Int = 1_000
+    ) async throws -> ChangeBatch {
+        try await store.changes(for: account, after: position, in: collections, limit: limit)
+    }
+
+    /// The position of this account's latest write.
+    /// - Throws: ``StoreError``.
+    public func latestPosition() async throws -> ChangePosition {
+        try await store.latestPosition(for: account)
+    }
+}
+
+extension SyncStore {
+    /// This store bound to `account`.
+    public func scoped(to account: AccountID) -> AccountStore { AccountStore(self, account: account) }
+}
+
+/// Why a store operation failed.
+public struct StoreError: Error, Sendable, CustomStringConvertible {
+    /// The kind of failure.
+    public struct Code: Hashable, Sendable, CustomStringConvertible {
+        private let name: String
+        private init(_ name: String) { self.name = name }
+        /// The database cannot be opened, read or written (I/O error, disk full, connection lost).
+        public static let unavailable = Code("store unavailable")
+        /// Concurrent transactions collided and retries were exhausted.
+        public static let conflict = Code("transaction conflict")
+        /// The stored data is not what this version of Anchorage expects.
+        public static let corrupt = Code("corrupt data")
+        /// The call was not valid (a limit below 1, a record too large).
+        public static let invalidArgument = Code("invalid argument")
+        /// The code's name.
+        public var description: String { name }
+    }
+
+    /// The kind of failure.
+    public var code: Code
+    /// What happened, for a person.
+    public var message: String
+    /// The error of the database library, if any.
+    public var underlying: (any Error)?
+
+    /// Makes an error.
+    public init(_ code: Code, _ message: String, underlying: (any Error)? = nil) {
+        self.code = code
+        self.message = message
+        self.underlying = underlying
+    }
+
+    /// `code: message`.
+    public var description: String { "\(code): \(message)" }
+}
