@@ -1,0 +1,94 @@
+public import Hummingbird
+public import Logging
+public import NIOCore
+public import SyncCore
+
+/// Serves a ``SyncService`` over HTTP/1.1 with Hummingbird.
+///
+/// Every request, on any path and with any method, goes through a
+/// ``SyncServiceResponder``: body limit, authentication, then the service.
+/// The server is a Hummingbird `ApplicationProtocol`, and so a
+/// swift-service-lifecycle `Service`: run it with ``runService(gracefulShutdownSignals:)``
+/// (stops on SIGTERM and SIGINT), or add it to a `ServiceGroup` with other services.
+///
+/// ```swift
+/// let authenticator = try UsersFileAuthenticator(contentsOf: usersFileURL)
+/// let server = HTTPSyncServer(
+///     service: ServiceRouter().mounting(otaServer, at: "/ota"),
+///     authenticator: authenticator,
+///     configuration: .init(host: "0.0.0.0", port: 8080))
+/// try await server.runService()
+/// ```
+///
+/// Tests start one on a free loopback port with
+/// ``withRunningServer(service:authenticator:configuration:logger:_:)``.
+public struct HTTPSyncServer: ApplicationProtocol {
+    /// Where the server listens and what it accepts.
+    public struct Configuration: Sendable, Hashable {
+        /// The address to listen on; `127.0.0.1` serves this machine only, `0.0.0.0` every interface.
+        public var host: String
+        /// The port to listen on; `0` lets the system choose a free one.
+        public var port: Int
+        /// The largest request body accepted; larger ones are answered 413.
+        public var maxRequestBytes: Int
+
+        /// Makes a configuration: loopback, a free port and 64 MiB bodies by default.
+        public init(host: String = "127.0.0.1", port: Int = 0, maxRequestBytes: Int = 64 << 20) {
+            self.host = host
+            self.port = port
+            self.maxRequestBytes = maxRequestBytes
+        }
+    }
+
+    /// The service that answers every request.
+    public let service: any SyncService
+    /// The authenticator applied to every request.
+    public let authenticator: any SyncAuthenticator
+    /// Where the server listens and what it accepts.
+    public let serverConfiguration: Configuration
+    /// The server's logger: one line per request, and Hummingbird's own messages.
+    public let logger: Logger
+    private let whenRunning: (@Sendable (_ port: Int) async -> Void)?
+
+    /// Makes a server; it starts listening when run.
+    /// - Parameters:
+    ///   - service: The service that answers every request.
+    ///   - authenticator: Decides which account each request acts for.
+    ///   - configuration: Where to listen and the body limit.
+    ///   - logger: Where the per-request lines go.
+    ///   - onRunning: Called once the server listens, with the port it is bound to.
+    /// - Precondition: `configuration.maxRequestBytes` is not negative.
+    public init(
+        service: any SyncService,
+        authenticator: any SyncAuthenticator,
+        configuration: Configuration = Configuration(),
+        logger: Logger = Logger(label: "anchorage.http"),
+        onRunning: (@Sendable (_ port: Int) async -> Void)? = nil
+    ) {
+        precondition(configuration.maxRequestBytes >= 0, "maxRequestBytes must not be negative")
+        self.service = service
+        self.authenticator = authenticator
+        self.serverConfiguration = configuration
+        self.logger = logger
+        self.whenRunning = onRunning
+    }
+
+    /// The responder that answers every request.
+    public var responder: SyncServiceResponder<BasicRequestContext> {
+        SyncServiceResponder(
+            service: service, authenticator: authenticator, maxRequestBytes: serverConfiguration.maxRequestBytes,
+            logger: logger)
+    }
+
+    /// Hummingbird's configuration, made from ``serverConfiguration``.
+    public var configuration: ApplicationConfiguration {
+        ApplicationConfiguration(address: .hostname(serverConfiguration.host, port: serverConfiguration.port))
+    }
+
+    /// Logs the bound address and reports the port to `onRunning`.
+    public func onServerRunning(_ channel: any Channel) async {
+        let port = channel.localAddress?.port ?? serverConfiguration.port
+        logger.info("serving sync on \(serverConfiguration.host):\(port)")
+        await whenRunning?(port)
+    }
+}

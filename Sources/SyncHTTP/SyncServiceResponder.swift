@@ -1,0 +1,112 @@
+public import Hummingbird
+public import Logging
+import NIOCore
+public import SyncCore
+
+/// Answers every Hummingbird request — any path, any method — with a ``SyncService``.
+///
+/// For each request the responder reads the body up to ``maxRequestBytes``
+/// (413 past it, without buffering more), reads the `Authorization` header
+/// (``AuthorizationHeader``), asks the ``SyncAuthenticator`` for the account
+/// (401 with `WWW-Authenticate: Basic realm="anchorage"` when there is none),
+/// turns the rest into a ``SyncRequest`` — method, path with query,
+/// `Content-Type`, `Accept`, `User-Agent`, and the `ota-session` cookie
+/// (``SessionCookie``) — and writes the service's ``SyncResponse`` back.
+/// It logs one line per request: method, path (without the query, which may
+/// hold tokens), status and account.
+///
+/// ``HTTPSyncServer`` runs one; mount one in your own Hummingbird application with
+/// ```swift
+/// let app = Application(responder: SyncServiceResponder<BasicRequestContext>(
+///     service: router, authenticator: authenticator, logger: logger))
+/// ```
+public struct SyncServiceResponder<Context>: HTTPResponder {
+    /// The `WWW-Authenticate` challenge sent with every 401.
+    public static var challenge: String { "Basic realm=\"anchorage\"" }
+
+    /// The service that answers.
+    public let service: any SyncService
+    /// The authenticator applied before the service.
+    public let authenticator: any SyncAuthenticator
+    /// The largest request body accepted (413 above it).
+    public let maxRequestBytes: Int
+    /// Where the per-request lines go.
+    public let logger: Logger
+
+    /// Makes a responder.
+    /// - Precondition: `maxRequestBytes` is not negative.
+    public init(
+        service: any SyncService, authenticator: any SyncAuthenticator, maxRequestBytes: Int = 64 << 20,
+        logger: Logger = Logger(label: "anchorage.http")
+    ) {
+        precondition(maxRequestBytes >= 0, "maxRequestBytes must not be negative")
+        self.service = service
+        self.authenticator = authenticator
+        self.maxRequestBytes = maxRequestBytes
+        self.logger = logger
+    }
+
+    /// Answers one request; never throws (failures are answered with a status).
+    public func respond(to request: Request, context: Context) async throws -> Response {
+        let (response, account) = await answer(request)
+        let level: Logger.Level = response.status < 400 ? .debug : .info
+        logger.log(
+            level: level, "\(request.method.rawValue) \(Self.pathWithoutQuery(of: request)) \(response.status)",
+            metadata: [
+                "http.method": "\(request.method.rawValue)",
+                "http.path": "\(Self.pathWithoutQuery(of: request))",
+                "http.status": "\(response.status)",
+                "account": "\(account?.rawValue ?? "-")",
+            ])
+        return Self.httpResponse(response)
+    }
+
+    private func answer(_ request: Request) async -> (SyncResponse, AccountID?) {
+        let body: [UInt8]
+        switch await RequestBodyReader.read(request, limit: maxRequestBytes) {
+        case .success(let bytes): body = bytes
+        case .failure(.tooLarge): return (SyncServiceError.payloadTooLarge(limit: maxRequestBytes).response, nil)
+        case .failure(.broken(let error)):
+            return (SyncServiceError.badRequest("the request body could not be read: \(error)").response, nil)
+        }
+        let syncRequest = Self.syncRequest(from: request, body: body)
+        let account: AccountID?
+        do {
+            account = try await authenticator.authenticate(syncRequest.credentials)
+        } catch {
+            logger.error("authentication failed: \(error)")
+            return (SyncServiceError(status: 503, message: "authentication is unavailable").response, nil)
+        }
+        guard let account else { return (SyncServiceError.unauthorized().response, nil) }
+        return (await service.respond(to: syncRequest, context: ServiceContext(account: account)), account)
+    }
+
+    /// The ``SyncRequest`` a Hummingbird request maps to.
+    static func syncRequest(from request: Request, body: [UInt8]) -> SyncRequest {
+        let headers = request.headers
+        return SyncRequest(
+            method: SyncRequest.Method(rawValue: request.method.rawValue),
+            path: request.head.path ?? "/",
+            contentType: headers[.contentType],
+            accept: headers[values: .accept].isEmpty ? nil : headers[values: .accept].joined(separator: ", "),
+            credentials: AuthorizationHeader.credentials(from: headers[.authorization]),
+            session: SessionCookie.session(fromCookieHeaders: headers[values: .cookie]),
+            userAgent: headers[.userAgent],
+            body: body)
+    }
+
+    /// The Hummingbird response a ``SyncResponse`` maps to.
+    static func httpResponse(_ response: SyncResponse) -> Response {
+        var headers = HTTPFields()
+        if let contentType = response.contentType { headers[.contentType] = contentType }
+        if let session = response.session { headers[.setCookie] = SessionCookie.setCookieValue(for: session) }
+        if response.status == 401 { headers[.wwwAuthenticate] = challenge }
+        let status = HTTPResponse.Status(code: (100...999).contains(response.status) ? response.status : 500)
+        return Response(status: status, headers: headers, body: ResponseBody(byteBuffer: ByteBuffer(bytes: response.body)))
+    }
+
+    private static func pathWithoutQuery(of request: Request) -> Substring {
+        let path = request.head.path ?? "/"
+        return path.split(separator: "?", maxSplits: 1, omittingEmptySubsequences: false).first ?? ""
+    }
+}

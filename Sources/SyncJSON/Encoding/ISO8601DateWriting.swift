@@ -1,0 +1,90 @@
+import FoundationEssentials
+import SyncCore
+
+/// Writes a date as an ISO 8601 UTC timestamp, `yyyy-MM-ddTHH:mm:ssZ`, with
+/// `.S` to `.SSSSSS` (trailing zeros trimmed) only when the date has a
+/// fraction of a second at microsecond resolution.
+enum ISO8601DateWriting {
+    /// Seconds from 1970 to 0000-01-01T00:00:00Z (proleptic Gregorian).
+    private static let earliestSecond: Int64 = -62_167_219_200
+    /// Seconds from 1970 to 9999-12-31T23:59:59Z.
+    private static let latestSecond: Int64 = 253_402_300_799
+
+    /// Appends the timestamp of `date` (without quotes).
+    /// - Throws: ``CodecError/Code/unsupportedValue`` for a date outside the years 0000–9999.
+    static func append(_ date: Date, to bytes: inout [UInt8]) throws(CodecError) {
+        let interval = date.timeIntervalSince1970
+        let wholeSeconds = interval.rounded(.down)
+        guard wholeSeconds >= Double(earliestSecond), wholeSeconds <= Double(latestSecond) else {
+            throw .unsupportedValue("JSON dates are ISO 8601 strings for the years 0000–9999; \(date) is outside them")
+        }
+        var seconds = Int64(wholeSeconds)
+        // `interval - wholeSeconds` is exact; round what is left to microseconds.
+        var microseconds = Int64(((interval - wholeSeconds) * 1_000_000).rounded())
+        if microseconds == 1_000_000 {
+            seconds += 1
+            microseconds = 0
+        }
+        if seconds > latestSecond {
+            throw .unsupportedValue("JSON dates are ISO 8601 strings for the years 0000–9999; \(date) is outside them")
+        }
+
+        let days = floorDivide(seconds, 86_400)
+        let secondOfDay = seconds - days * 86_400
+        let (year, month, day) = civilDate(fromDaysSince1970: days)
+
+        appendDigits(year, count: 4, to: &bytes)
+        bytes.append(JSONByte.minus)
+        appendDigits(month, count: 2, to: &bytes)
+        bytes.append(JSONByte.minus)
+        appendDigits(day, count: 2, to: &bytes)
+        bytes.append(UInt8(ascii: "T"))
+        appendDigits(secondOfDay / 3_600, count: 2, to: &bytes)
+        bytes.append(JSONByte.colon)
+        appendDigits(secondOfDay % 3_600 / 60, count: 2, to: &bytes)
+        bytes.append(JSONByte.colon)
+        appendDigits(secondOfDay % 60, count: 2, to: &bytes)
+        if microseconds > 0 {
+            var digits = 6
+            while microseconds % 10 == 0 {
+                microseconds /= 10
+                digits -= 1
+            }
+            bytes.append(JSONByte.dot)
+            appendDigits(microseconds, count: digits, to: &bytes)
+        }
+        bytes.append(UInt8(ascii: "Z"))
+    }
+
+    /// Year, month (1–12) and day (1–31) of a day count since 1970-01-01, in
+    /// the proleptic Gregorian calendar (Howard Hinnant's `civil_from_days`).
+    static func civilDate(fromDaysSince1970 days: Int64) -> (year: Int64, month: Int64, day: Int64) {
+        let shifted = days + 719_468  // days since 0000-03-01
+        let era = floorDivide(shifted, 146_097)
+        let dayOfEra = shifted - era * 146_097  // 0...146096
+        let yearOfEra = (dayOfEra - dayOfEra / 1_460 + dayOfEra / 36_524 - dayOfEra / 146_096) / 365  // 0...399
+        let dayOfYear = dayOfEra - (365 * yearOfEra + yearOfEra / 4 - yearOfEra / 100)  // 0...365, from March 1
+        let shiftedMonth = (5 * dayOfYear + 2) / 153  // 0...11, March first
+        let day = dayOfYear - (153 * shiftedMonth + 2) / 5 + 1
+        let month = shiftedMonth < 10 ? shiftedMonth + 3 : shiftedMonth - 9
+        let year = yearOfEra + era * 400 + (month <= 2 ? 1 : 0)
+        return (year, month, day)
+    }
+
+    /// `numerator / denominator` rounded toward negative infinity.
+    private static func floorDivide(_ numerator: Int64, _ denominator: Int64) -> Int64 {
+        let quotient = numerator / denominator
+        return numerator % denominator < 0 ? quotient - 1 : quotient
+    }
+
+    /// Appends a non-negative number as exactly `count` decimal digits, zero-padded.
+    private static func appendDigits(_ value: Int64, count: Int, to bytes: inout [UInt8]) {
+        let start = bytes.count
+        bytes.append(contentsOf: repeatElement(JSONByte.zero, count: count))
+        var remaining = value
+        for position in stride(from: start + count - 1, through: start, by: -1) {
+            bytes[position] = JSONByte.zero + UInt8(remaining % 10)
+            remaining /= 10
+        }
+    }
+}

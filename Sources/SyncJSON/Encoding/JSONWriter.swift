@@ -1,0 +1,91 @@
+import SyncCore
+
+/// Writes a ``SyncValue`` as compact JSON into a growing byte buffer.
+struct JSONWriter {
+    /// The output so far.
+    var bytes: [UInt8] = []
+    /// The deepest nesting of arrays and dictionaries allowed.
+    let maxDepth: Int
+
+    init(maxDepth: Int) {
+        self.maxDepth = maxDepth
+        bytes.reserveCapacity(256)
+    }
+
+    /// Appends `value`, nested in `depth` containers.
+    mutating func write(_ value: SyncValue, depth: Int) throws(CodecError) {
+        switch value {
+        case .null: appendASCII("null")
+        case .bool(let flag): appendASCII(flag ? "true" : "false")
+        case .integer(let integer): writeInteger(integer)
+        case .unsignedInteger(let integer): writeUnsigned(integer)
+        case .real(let real): try writeReal(real)
+        case .string(let string): writeString(string)
+        case .date(let date):
+            bytes.append(JSONByte.quote)
+            try ISO8601DateWriting.append(date, to: &bytes)
+            bytes.append(JSONByte.quote)
+        case .data(let data):
+            bytes.append(JSONByte.quote)
+            Base64Encoding.append(data, to: &bytes)
+            bytes.append(JSONByte.quote)
+        case .array(let elements):
+            try enterContainer(depth: depth)
+            bytes.append(JSONByte.openBracket)
+            for (position, element) in elements.enumerated() {
+                if position > 0 { bytes.append(JSONByte.comma) }
+                try write(element, depth: depth + 1)
+            }
+            bytes.append(JSONByte.closeBracket)
+        case .dictionary(let entries):
+            try enterContainer(depth: depth)
+            bytes.append(JSONByte.openBrace)
+            if entries.count == 1, let entry = entries.first {
+                writeString(entry.key)
+                bytes.append(JSONByte.colon)
+                try write(entry.value, depth: depth + 1)
+            } else {
+                let sorted = entries.sorted { KeyOrder.precedes($0.key, $1.key) }
+                for (position, entry) in sorted.enumerated() {
+                    if position > 0 { bytes.append(JSONByte.comma) }
+                    writeString(entry.key)
+                    bytes.append(JSONByte.colon)
+                    try write(entry.value, depth: depth + 1)
+                }
+            }
+            bytes.append(JSONByte.closeBrace)
+        }
+    }
+
+    /// Refuses to open a container past the depth limit.
+    private func enterContainer(depth: Int) throws(CodecError) {
+        if depth >= maxDepth {
+            throw .limitExceeded("value nested deeper than \(maxDepth) levels")
+        }
+    }
+
+    /// Appends the bytes of an ASCII literal.
+    @inline(__always)
+    mutating func appendASCII(_ literal: StaticString) {
+        bytes.append(contentsOf: UnsafeBufferPointer(start: literal.utf8Start, count: literal.utf8CodeUnitCount))
+    }
+}
+
+/// The order of keys in encoded objects: by UTF-8 bytes (which is also by
+/// Unicode scalar values), so that equal values give equal bytes everywhere.
+enum KeyOrder {
+    /// Whether `lhs` sorts before `rhs` by UTF-8 bytes.
+    static func precedes(_ lhs: String, _ rhs: String) -> Bool {
+        var lhs = lhs
+        var rhs = rhs
+        return lhs.withUTF8 { left in
+            rhs.withUTF8 { right in
+                let common = min(left.count, right.count)
+                for index in 0..<common where left[index] != right[index] {
+                    return left[index] < right[index]
+                }
+                return left.count < right.count
+            }
+        }
+    }
+}

@@ -1,0 +1,78 @@
+public import SyncCore
+
+/// The JSON codec (RFC 8259): a hand-written byte-level parser and writer
+/// between UTF-8 bytes and ``SyncCore/SyncValue``.
+///
+/// ```swift
+/// let codec = JSONCodec()
+/// let bytes = try codec.encode(["name": "Ada", "born": 1815])
+/// // {"born":1815,"name":"Ada"}
+/// let value = try codec.decode(bytes)
+/// ```
+///
+/// ## Decoding
+/// The decoder is strict: exactly one value with optional surrounding white
+/// space; valid UTF-8 throughout; no duplicate keys in an object; no leading
+/// zeros, `NaN` or `Infinity`. An integer becomes
+/// ``SyncCore/SyncValue/integer(_:)`` when it fits `Int64`,
+/// ``SyncCore/SyncValue/unsignedInteger(_:)`` when it fits `UInt64` above
+/// that, and is refused otherwise; it never silently becomes a real. A number
+/// with a fraction or an exponent becomes a correctly rounded
+/// ``SyncCore/SyncValue/real(_:)``; one that overflows to infinity is refused.
+/// ``limits`` bound the input size, the nesting depth and the number of values.
+///
+/// ## Encoding
+/// Output is compact and deterministic: no white space, object keys sorted
+/// by their UTF-8 bytes, non-ASCII text written as raw UTF-8, U+2028 and
+/// U+2029 escaped. Reals use the shortest text that reads back to the same
+/// `Double` and always look like reals (`3.0`, `1e+300`). JSON has no date
+/// or data type, so a ``SyncCore/SyncValue/date(_:)`` travels as an ISO 8601
+/// UTC string (`2024-05-01T12:30:00Z`, with up to six fraction digits when the
+/// date has a fraction of a second) and a ``SyncCore/SyncValue/data(_:)`` as
+/// a padded standard base64 string; both decode as strings.
+public struct JSONCodec: SyncCodec {
+    /// The limits the decoder enforces; the encoder enforces the depth limit too.
+    public var limits: CodecLimits
+
+    /// Makes a JSON codec.
+    /// - Parameter limits: the input size, depth and value count the decoder accepts.
+    public init(limits: CodecLimits = .default) {
+        self.limits = limits
+    }
+
+    /// ``SyncCore/CodecID/json``.
+    public var id: CodecID { .json }
+
+    /// `["application/json"]`.
+    public var mediaTypes: [String] { ["application/json"] }
+
+    /// ``SyncCore/CodecFeatures/null`` and ``SyncCore/CodecFeatures/unsignedInteger``;
+    /// dates and data travel as strings, so they are not carried as their own kinds.
+    public var features: CodecFeatures { [.null, .unsignedInteger] }
+
+    /// Encodes a value as one compact JSON text.
+    /// - Throws: ``SyncCore/CodecError`` with ``SyncCore/CodecError/Code/unsupportedValue``
+    ///   for a non-finite real or a date outside the years 0000–9999, and with
+    ///   ``SyncCore/CodecError/Code/limitExceeded`` for a value nested deeper than ``limits``.
+    public func encode(_ value: SyncValue) throws(CodecError) -> [UInt8] {
+        var writer = JSONWriter(maxDepth: limits.maxDepth)
+        try writer.write(value, depth: 0)
+        return writer.bytes
+    }
+
+    /// Decodes the one JSON text that spans all of `bytes`.
+    /// - Throws: ``SyncCore/CodecError`` with ``SyncCore/CodecError/Code/malformedInput``
+    ///   (and the byte offset) for anything RFC 8259 does not allow or for a
+    ///   duplicate key, and with ``SyncCore/CodecError/Code/limitExceeded`` for input
+    ///   past ``limits`` or a number outside the range of `Int64`, `UInt64` or `Double`.
+    public func decode(_ bytes: [UInt8]) throws(CodecError) -> SyncValue {
+        guard bytes.count <= limits.maxInputBytes else {
+            throw .limitExceeded("input of \(bytes.count) bytes is larger than the limit of \(limits.maxInputBytes) bytes")
+        }
+        let limits = self.limits
+        return try bytes.withUnsafeBufferPointer { buffer throws(CodecError) in
+            var parser = JSONParser(input: buffer, limits: limits)
+            return try parser.parseDocument()
+        }
+    }
+}

@@ -1,0 +1,97 @@
+/// Base64 (RFC 4648) for `<data>`: wrapped, indented output and a reader that
+/// skips XML white space.
+enum PlistBase64 {
+    private static let alphabet: [UInt8] = Array("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/".utf8)
+
+    /// 0–63 for an alphabet byte, `whitespace` for XML white space, `padding` for `=`, else `invalid`.
+    private static let decodeTable: [UInt8] = {
+        var table = [UInt8](repeating: invalid, count: 256)
+        for (index, byte) in alphabet.enumerated() { table[Int(byte)] = UInt8(index) }
+        for byte in [0x20, 0x09, 0x0A, 0x0D] as [UInt8] { table[Int(byte)] = whitespace }
+        table[Int(UInt8(ascii: "="))] = padding
+        return table
+    }()
+    private static let invalid: UInt8 = 0xFF
+    private static let whitespace: UInt8 = 0xFE
+    private static let padding: UInt8 = 0xFD
+
+    /// Characters of base64 per line, as Apple and Python write them.
+    static let lineLength = 76
+
+    /// Appends the base64 of `bytes`, one line per ``lineLength`` characters, each
+    /// line preceded by `indent` tabs and followed by a newline.
+    static func appendLines(of bytes: [UInt8], indent: Int, to out: inout [UInt8]) {
+        let groupsPerLine = lineLength / 4
+        out.reserveCapacity(out.count + (bytes.count + 2) / 3 * 4 + (bytes.count / 57 + 1) * (indent + 1))
+        bytes.withUnsafeBufferPointer { input in
+            alphabet.withUnsafeBufferPointer { table in
+                var index = 0
+                var group = 0
+                while index < input.count {
+                    if group == 0 {
+                        for _ in 0..<indent { out.append(0x09) }
+                    }
+                    let remaining = input.count - index
+                    let b0 = UInt32(input[index])
+                    let b1 = remaining > 1 ? UInt32(input[index + 1]) : 0
+                    let b2 = remaining > 2 ? UInt32(input[index + 2]) : 0
+                    let triple = b0 << 16 | b1 << 8 | b2
+                    out.append(table[Int(triple >> 18 & 0x3F)])
+                    out.append(table[Int(triple >> 12 & 0x3F)])
+                    out.append(remaining > 1 ? table[Int(triple >> 6 & 0x3F)] : UInt8(ascii: "="))
+                    out.append(remaining > 2 ? table[Int(triple & 0x3F)] : UInt8(ascii: "="))
+                    index += 3
+                    group += 1
+                    if group == groupsPerLine || index >= input.count {
+                        out.append(0x0A)
+                        group = 0
+                    }
+                }
+            }
+        }
+    }
+
+    /// The bytes `text` encodes, ignoring white space anywhere; `nil` for a byte
+    /// outside the alphabet, `=` other than as final padding, or a length that
+    /// cannot come from whole bytes.
+    static func decode(_ text: UnsafeBufferPointer<UInt8>) -> [UInt8]? {
+        var output: [UInt8] = []
+        output.reserveCapacity(text.count / 4 * 3)
+        var accumulator: UInt32 = 0
+        var pending = 0
+        var paddingSeen = 0
+        decodeTable.withUnsafeBufferPointer { table in
+            for byte in text {
+                let code = table[Int(byte)]
+                if code < 64 {
+                    guard paddingSeen == 0 else { pending = -1; return }
+                    accumulator = accumulator << 6 | UInt32(code)
+                    pending += 1
+                    if pending == 4 {
+                        output.append(UInt8(truncatingIfNeeded: accumulator >> 16))
+                        output.append(UInt8(truncatingIfNeeded: accumulator >> 8))
+                        output.append(UInt8(truncatingIfNeeded: accumulator))
+                        accumulator = 0
+                        pending = 0
+                    }
+                } else if code == padding {
+                    paddingSeen += 1
+                } else if code != whitespace {
+                    pending = -1
+                    return
+                }
+            }
+        }
+        switch (pending, paddingSeen) {
+        case (0, 0): return output
+        case (2, 0), (2, 2):
+            output.append(UInt8(truncatingIfNeeded: accumulator >> 4))
+            return output
+        case (3, 0), (3, 1):
+            output.append(UInt8(truncatingIfNeeded: accumulator >> 10))
+            output.append(UInt8(truncatingIfNeeded: accumulator >> 2))
+            return output
+        default: return nil
+        }
+    }
+}
