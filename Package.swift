@@ -17,6 +17,8 @@ let package = Package(
         .library(name: "SyncBinaryPlist", targets: ["SyncBinaryPlist"]),
         .library(name: "SyncMessagePack", targets: ["SyncMessagePack"]),
         .library(name: "SyncHTTP", targets: ["SyncHTTP"]),
+        .library(name: "SyncSQLite", targets: ["SyncSQLite"]),
+        .library(name: "Aquasync", targets: ["Aquasync"]),
         .library(name: "SyncTesting", targets: ["SyncTesting"]),
         .executable(name: "anchorage", targets: ["anchorage"]),
     ],
@@ -27,6 +29,7 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-nio", from: "2.101.2"),
         .package(url: "https://github.com/hummingbird-project/hummingbird", from: "2.28.1"),
         .package(url: "https://github.com/swift-server/async-http-client", from: "1.37.0"),
+        .package(url: "https://github.com/groue/GRDB.swift", from: "7.10.0"),
     ],
     targets: [
         // MARK: Core
@@ -62,6 +65,12 @@ let package = Package(
             ]
         ),
 
+        // MARK: Stores
+        .target(name: "SyncSQLite", dependencies: ["SyncCore", .product(name: "GRDB", package: "GRDB.swift")]),
+
+        // MARK: Stacks
+        .target(name: "Aquasync", dependencies: ["SyncCore", .product(name: "Logging", package: "swift-log")]),
+
         // MARK: Testing kit shipped to users
         .target(name: "SyncTesting", dependencies: ["SyncCore"]),
 
@@ -70,6 +79,7 @@ let package = Package(
             name: "anchorage",
             dependencies: [
                 "SyncCore", "SyncJSON", "SyncXMLPlist", "SyncBinaryPlist", "SyncMessagePack", "SyncHTTP",
+                "SyncSQLite", "Aquasync",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "Hummingbird", package: "hummingbird"),
@@ -84,6 +94,14 @@ let package = Package(
         .testTarget(name: "SyncBinaryPlistTests", dependencies: ["SyncCore", "SyncBinaryPlist", "SyncTesting"]),
         .testTarget(
             name: "SyncMessagePackTests", dependencies: ["SyncCore", "SyncMessagePack", "SyncTesting", "SyncJSON"]),
+        .testTarget(name: "SyncSQLiteTests", dependencies: ["SyncCore", "SyncSQLite", "SyncTesting"]),
+        .testTarget(
+            name: "AquasyncTests",
+            dependencies: [
+                "SyncCore", "Aquasync", "SyncTesting", "SyncHTTP", "SyncJSON", "SyncMessagePack", "SyncXMLPlist",
+                "SyncBinaryPlist",
+            ]
+        ),
         .testTarget(
             name: "SyncHTTPTests",
             dependencies: [

@@ -1,0 +1,159 @@
+public import SyncCore
+
+/// The Aquasync server: `GET /deltas/from:{ust}?deviceToken=…` and `POST /deltas`.
+///
+/// Mount it at `/deltas` in a ``ServiceRouter`` served by any transport:
+///
+/// ```swift
+/// let server = AquasyncServer(store: SQLiteStore(path: "sync.sqlite"), codecs: codecs)
+/// let router = ServiceRouter().mounting(server, at: "/deltas")
+/// ```
+///
+/// ## What it guarantees
+/// - **UST** is the store's change position: set by the server, strictly
+///   increasing, and — because a store's change sequence never lets a reader
+///   miss a write that commits later — a device that pulls from its
+///   `latestUST` never misses a change, even when two pushes commit out of order.
+/// - A delta is applied only when it ``Delta/supersedes(_:)`` the stored version
+///   (newer `localTimestamp`, ties to the greater `deviceToken`), so replicas
+///   converge whatever order pushes arrive in.
+/// - A pack is applied atomically, and once: its `_id` is remembered in the
+///   same transaction, so a pack sent again (a retry after a lost answer) is
+///   answered `success` without being applied twice.
+/// - A pack with any invalid delta is refused with 422 and nothing of it is applied.
+/// - Every account has its own data: the account comes from the transport's
+///   authenticator, never from the pack.
+public struct AquasyncServer: SyncService {
+    /// Where records live.
+    public let store: any SyncStore
+    /// The codecs the server reads and writes; the first answers requests that name none.
+    public let codecs: CodecSet
+    /// Declared models by name, or `nil` to accept any model and any fields.
+    public let models: [String: AquasyncModel]?
+    /// The most deltas one pull answer carries; the device asks again for the rest.
+    public let pageSize: Int
+    /// The most deltas one pushed pack may carry (larger packs get 413).
+    public let maxDeltasPerPack: Int
+
+    /// The metadata peer under which applied pack ids are remembered.
+    static let packLedger: PeerID = "aquasync.packs"
+
+    /// Makes a server.
+    /// - Parameters:
+    ///   - store: Where records live.
+    ///   - codecs: The codecs spoken; the first is the default.
+    ///   - models: Declared models, or `nil` for an open schema.
+    ///   - pageSize: The most deltas in one pull answer.
+    ///   - maxDeltasPerPack: The most deltas a pushed pack may carry.
+    public init(
+        store: any SyncStore, codecs: CodecSet, models: [AquasyncModel]? = nil, pageSize: Int = 1_000,
+        maxDeltasPerPack: Int = 10_000
+    ) {
+        self.store = store
+        self.codecs = codecs
+        self.models = models.map { Dictionary($0.map { ($0.name, $0) }, uniquingKeysWith: { _, last in last }) }
+        self.pageSize = max(1, pageSize)
+        self.maxDeltasPerPack = max(1, maxDeltasPerPack)
+    }
+
+    /// Answers a pull or a push.
+    public func handle(_ request: SyncRequest, context: ServiceContext) async throws -> SyncResponse {
+        let route = request.pathWithoutQuery.dropFirst(context.mountPath.count)
+        let (input, output) = try codecs.negotiate(contentType: request.contentType, accept: request.accept)
+        if route.isEmpty || route == "/" {
+            guard request.method == .post else { throw SyncServiceError.methodNotAllowed("use POST to push a DeltaPack") }
+            return try await push(request.body, codec: input, answerIn: output, account: context.account)
+        }
+        if route.hasPrefix("/from:") {
+            guard request.method == .get else { throw SyncServiceError.methodNotAllowed("use GET to pull deltas") }
+            guard let ust = Int64(route.dropFirst("/from:".count)), ust >= 0 else {
+                throw SyncServiceError.badRequest("the UST in /from:{ust} must be a non-negative integer")
+            }
+            let token = request.queryItems["deviceToken"]
+            if let token, !isLowercaseUUID(token) {
+                throw SyncServiceError.badRequest("deviceToken must be a lowercase UUID")
+            }
+            return try await pull(after: ust, excluding: token, codec: output, account: context.account)
+        }
+        throw SyncServiceError.notFound("no Aquasync resource at \(request.pathWithoutQuery)")
+    }
+
+    // MARK: Pull
+
+    private func pull(after ust: Int64, excluding deviceToken: String?, codec: any SyncCodec, account: AccountID)
+        async throws -> SyncResponse
+    {
+        let start = ChangePosition(UInt64(ust))
+        var position = start
+        var pack = DeltaPack()
+        var count = 0
+        while true {
+            let batch = try await store.changes(for: account, after: position, in: nil, limit: pageSize - count)
+            for stored in batch.records {
+                guard let model = StoredDelta.model(of: stored.record.collection) else { continue }
+                let delta = try StoredDelta.delta(stored)
+                guard delta.deviceToken != deviceToken else { continue }
+                pack.models[model, default: []].append(delta)
+                count += 1
+            }
+            position = batch.lastPosition
+            if !batch.hasMore { break }
+            if count >= pageSize {
+                pack.hasMore = true
+                break
+            }
+        }
+        if position == start { return SyncResponse(status: 204) }
+        pack.latestUST = Int64(clamping: position.rawValue)
+        return try .encoded(pack.value(for: codec.features), with: codec)
+    }
+
+    // MARK: Push
+
+    private func push(_ body: [UInt8], codec: any SyncCodec, answerIn output: any SyncCodec, account: AccountID)
+        async throws -> SyncResponse
+    {
+        let value = try codec.decode(body)
+        let pack: DeltaPack
+        do {
+            pack = try validated(DeltaPack(value, requireID: true))
+        } catch {
+            return try .encoded(["id": "validation_error", "message": .string(error.message)], with: output, status: 422)
+        }
+        guard pack.count <= maxDeltasPerPack else {
+            throw SyncServiceError(
+                status: 413, message: "a DeltaPack may carry at most \(maxDeltasPerPack) deltas; this one has \(pack.count)")
+        }
+        let packKey = "pack/" + (pack.id ?? "")
+        try await store.transaction(for: account) { tx in
+            if try await tx.metadata(packKey, for: Self.packLedger) != nil { return }
+            for (model, deltas) in pack.models {
+                for delta in deltas {
+                    let key = StoredDelta.key(model, delta.gid)
+                    if let existing = try await tx.record(key), try !delta.supersedes(StoredDelta.delta(existing)) {
+                        continue
+                    }
+                    try await tx.put(StoredDelta.record(delta, model: model))
+                }
+            }
+            try await tx.setMetadata(.integer(Int64(pack.count)), packKey, for: Self.packLedger)
+        }
+        return try .encoded(["id": "success"], with: output)
+    }
+
+    private func validated(_ pack: DeltaPack) throws(AquasyncValidationError) -> DeltaPack {
+        var pack = pack
+        for (name, deltas) in pack.models {
+            for (index, delta) in deltas.enumerated() {
+                let path = "\(name)[\(index)]"
+                if let reserved = delta.fields.keys.first(where: { $0.hasPrefix("_") }) {
+                    throw AquasyncValidationError("\(path).\(reserved): field names cannot start with '_'")
+                }
+                guard let models else { continue }
+                guard let model = models[name] else { throw AquasyncValidationError("\(name) is not a known model") }
+                pack.models[name]![index] = try model.validate(delta, at: path)
+            }
+        }
+        return pack
+    }
+}

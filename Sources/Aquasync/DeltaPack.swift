@@ -1,0 +1,107 @@
+public import SyncCore
+
+/// The unit of transfer in Aquasync: deltas grouped by model.
+///
+/// ```json
+/// {"_id": "0f8fad5b-d9cb-469f-a165-70867728950e",
+///  "Contact": [{"gid": "…", "deviceToken": "…", "localTimestamp": 1700000000123,
+///               "isDeleted": false, "name": "Ada"}]}
+/// ```
+///
+/// The same shape travels in every codec. A pack a device pushes carries an
+/// `_id` (a lowercase UUID) so that the server applies it once however often
+/// it arrives. A pack the server answers a pull with carries `latestUST`, the
+/// position the device has now seen, and `hasMore` when another page waits.
+/// Model names are the other keys; they cannot start with `_` and cannot be
+/// `latestUST` or `hasMore`.
+public struct DeltaPack: Sendable, Hashable {
+    /// The pack's id, required when pushing: a lowercase UUID.
+    public var id: String?
+    /// The deltas, by model name.
+    public var models: [String: [Delta]]
+    /// In a pull's answer: the update sequence timestamp this pack brings the device up to.
+    public var latestUST: Int64?
+    /// In a pull's answer: whether more changes wait after ``latestUST``.
+    public var hasMore: Bool
+
+    /// Makes a pack.
+    public init(id: String? = nil, models: [String: [Delta]] = [:], latestUST: Int64? = nil, hasMore: Bool = false) {
+        self.id = id
+        self.models = models
+        self.latestUST = latestUST
+        self.hasMore = hasMore
+    }
+
+    /// Keys of a pack that are not model names.
+    public static let reservedKeys: Set<String> = ["_id", "latestUST", "hasMore"]
+
+    /// How many deltas the pack holds.
+    public var count: Int { models.values.reduce(0) { $0 + $1.count } }
+
+    /// The pack as a value, for a codec with `codecFeatures`.
+    public func value(for codecFeatures: CodecFeatures = [.null]) -> SyncValue {
+        var dictionary: [String: SyncValue] = [:]
+        for (model, deltas) in models {
+            dictionary[model] = .array(deltas.map { $0.value(for: codecFeatures) })
+        }
+        if let id { dictionary["_id"] = .string(id) }
+        if let latestUST { dictionary["latestUST"] = .integer(latestUST) }
+        if hasMore { dictionary["hasMore"] = .bool(true) }
+        return .dictionary(dictionary)
+    }
+
+    /// Reads a pack.
+    /// - Parameter requireID: whether `_id` must be present (it must in what a device pushes).
+    /// - Throws: ``AquasyncValidationError`` naming the first thing that is wrong.
+    public init(_ value: SyncValue, requireID: Bool) throws(AquasyncValidationError) {
+        guard case .dictionary(let dictionary) = value else {
+            throw AquasyncValidationError("a DeltaPack is a dictionary of models")
+        }
+        switch dictionary["_id"] {
+        case .string(let text)? where isLowercaseUUID(text): id = text
+        case nil where !requireID: id = nil
+        case nil: throw AquasyncValidationError("_id is missing: a pushed DeltaPack needs a lowercase UUID as its _id")
+        default: throw AquasyncValidationError("_id must be a lowercase UUID")
+        }
+        switch dictionary["latestUST"] {
+        case .integer(let ust)?: latestUST = ust
+        case nil: latestUST = nil
+        default: throw AquasyncValidationError("latestUST must be an integer")
+        }
+        switch dictionary["hasMore"] {
+        case .bool(let flag)?: hasMore = flag
+        case nil: hasMore = false
+        default: throw AquasyncValidationError("hasMore must be a Boolean")
+        }
+        models = [:]
+        for (model, entry) in dictionary where !Self.reservedKeys.contains(model) {
+            guard Self.isValidModelName(model) else {
+                throw AquasyncValidationError("\"\(model)\" is not a model name: letters, digits, '.', '-' and '_', not first '_'")
+            }
+            guard case .array(let items) = entry else {
+                throw AquasyncValidationError("\(model) must be an array of deltas")
+            }
+            var deltas: [Delta] = []
+            deltas.reserveCapacity(items.count)
+            for (index, item) in items.enumerated() {
+                deltas.append(try Delta(item, at: "\(model)[\(index)]"))
+            }
+            models[model] = deltas
+        }
+    }
+
+    /// Whether `name` can name a model: 1–128 of letters, digits, `.`, `-`, `_`, not starting with `_`.
+    public static func isValidModelName(_ name: String) -> Bool {
+        guard (1...128).contains(name.utf8.count), name.utf8.first != UInt8(ascii: "_"),
+            !reservedKeys.contains(name)
+        else { return false }
+        return name.utf8.allSatisfy { byte in
+            switch byte {
+            case UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "A")...UInt8(ascii: "Z"),
+                UInt8(ascii: "0")...UInt8(ascii: "9"), UInt8(ascii: "."), UInt8(ascii: "-"), UInt8(ascii: "_"):
+                true
+            default: false
+            }
+        }
+    }
+}

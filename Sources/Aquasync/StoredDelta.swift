@@ -1,0 +1,53 @@
+import FoundationEssentials
+import SyncCore
+
+/// How Aquasync keeps a delta in a ``SyncStore``: one record per `gid` in the
+/// collection `aquasync/<Model>`, whose fields are the delta's flat wire form
+/// (sync columns included, so `localTimestamp` stays exact in every store).
+enum StoredDelta {
+    /// The prefix of every Aquasync collection, keeping its records apart from other stacks' in one account.
+    static let collectionPrefix = "aquasync/"
+
+    /// The collection holding `model`'s records.
+    static func collection(for model: String) -> CollectionID {
+        CollectionID(collectionPrefix + model)
+    }
+
+    /// The model a collection holds, or `nil` when the collection is not Aquasync's.
+    static func model(of collection: CollectionID) -> String? {
+        guard collection.rawValue.hasPrefix(collectionPrefix) else { return nil }
+        return String(collection.rawValue.dropFirst(collectionPrefix.count))
+    }
+
+    /// The store key of `gid` in `model`.
+    static func key(_ model: String, _ gid: String) -> RecordKey {
+        RecordKey(collection: collection(for: model), id: RecordID(gid))
+    }
+
+    /// The record that stores `delta`, plus `extra` columns kept only locally (such as `isDirty`).
+    static func record(_ delta: Delta, model: String, extra: [String: SyncValue] = [:]) -> SyncRecord {
+        var stored = delta
+        stored.ust = nil
+        var fields = stored.value().dictionaryValue ?? [:]
+        fields.merge(extra) { _, new in new }
+        return SyncRecord(
+            collection: collection(for: model), id: RecordID(delta.gid), fields: fields, isDeleted: delta.isDeleted,
+            version: RecordVersion(
+                modifiedAt: Date(timeIntervalSince1970: Double(delta.localTimestamp) / 1000),
+                node: PeerID(delta.deviceToken)))
+    }
+
+    /// The delta a stored record holds, with `ust` set to its position, without the local-only `extra` columns.
+    /// - Throws: ``StoreError`` with ``StoreError/Code/corrupt`` when the record is not a stored delta.
+    static func delta(_ stored: StoredRecord, droppingColumns extra: Set<String> = []) throws -> Delta {
+        var fields = stored.record.fields
+        for column in extra { fields.removeValue(forKey: column) }
+        do {
+            var delta = try Delta(.dictionary(fields), at: stored.record.key.description)
+            delta.ust = Int64(clamping: stored.position.rawValue)
+            return delta
+        } catch {
+            throw StoreError(.corrupt, "\(stored.record.key) is not an Aquasync record: \(error)")
+        }
+    }
+}

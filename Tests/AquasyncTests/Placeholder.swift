@@ -1,0 +1,1 @@
+// Tests of the Aquasync stack land here.
