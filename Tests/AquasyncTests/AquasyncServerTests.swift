@@ -1,0 +1,135 @@
+import Aquasync
+import SyncCore
+import SyncJSON
+import Testing
+
+@Suite("Aquasync server: validation, accounts and concurrent readers")
+struct AquasyncServerTests {
+    static let token = "0f8fad5b-d9cb-469f-a165-70867728950e"
+    static let gid = "6f1c8a3e-2b4d-4e5f-8a9b-0c1d2e3f4a5b"
+
+    static func pack(_ deltas: [SyncValue], model: String = "Contact", id: SyncValue = "9b2e7c4a-1d3f-4a5b-8c6d-7e8f9a0b1c2d")
+        -> SyncValue
+    {
+        .dictionary(["_id": id, model: .array(deltas)])
+    }
+
+    static let validFields: [String: SyncValue] = ["gid": .string(gid), "deviceToken": .string(token), "localTimestamp": 7, "name": "Ada"]
+    static var valid: SyncValue { .dictionary(validFields) }
+
+    @Test(
+        "an invalid delta gets 422 and nothing of its pack is applied",
+        arguments: [
+            ("uppercase gid", ["gid": "6F1C8A3E-2B4D-4E5F-8A9B-0C1D2E3F4A5B", "deviceToken": .string(token), "localTimestamp": 1]),
+            ("missing deviceToken", ["gid": "6f1c8a3e-2b4d-4e5f-8a9b-0c1d2e3f4a5c", "localTimestamp": 1]),
+            ("missing localTimestamp", ["gid": "6f1c8a3e-2b4d-4e5f-8a9b-0c1d2e3f4a5c", "deviceToken": .string(token)]),
+            ("text timestamp", ["gid": "6f1c8a3e-2b4d-4e5f-8a9b-0c1d2e3f4a5c", "deviceToken": .string(token), "localTimestamp": "soon"]),
+            ("wrong isDeleted", ["gid": "6f1c8a3e-2b4d-4e5f-8a9b-0c1d2e3f4a5c", "deviceToken": .string(token), "localTimestamp": 1, "isDeleted": "yes"]),
+            ("not a dictionary", "just text"),
+        ] as [(String, SyncValue)])
+    func invalidDeltaRefused(_ label: String, delta: SyncValue) async throws {
+        let harness = AquasyncHarness()
+        let response = try await harness.send(.pushJSON(Self.pack([Self.valid, delta])))
+        #expect(response.status == 422, "\(label)")
+        let body = try JSONCodec().decode(response.body)
+        #expect(body["id"] == "validation_error")
+        #expect(body["message"]?.stringValue?.isEmpty == false)
+        #expect(try await harness.serverStore.latestPosition(for: harness.account) == .start)
+    }
+
+    @Test("a pack without a lowercase UUID _id is refused")
+    func packIDRequired() async throws {
+        let harness = AquasyncHarness()
+        for id: SyncValue in ["not-a-uuid", 12] {
+            #expect(try await harness.send(.pushJSON(Self.pack([Self.valid], id: id))).status == 422)
+        }
+        let withoutID: SyncValue = ["Contact": [Self.valid]]
+        #expect(try await harness.send(.pushJSON(withoutID)).status == 422)
+    }
+
+    @Test("declared models refuse unknown models and mistyped fields, and normalise dates sent as text")
+    func declaredModels() async throws {
+        var harness = AquasyncHarness()
+        harness.models = [AquasyncModel("Contact", fields: ["name": .string, "born": .date], required: ["name"])]
+        #expect(try await harness.send(.pushJSON(Self.pack([Self.valid], model: "Invoice"))).status == 422)
+        var mistyped = Self.validFields
+        mistyped["name"] = 42
+        #expect(try await harness.send(.pushJSON(Self.pack([.dictionary(mistyped)]))).status == 422)
+        var missing = Self.validFields
+        missing["name"] = nil
+        #expect(try await harness.send(.pushJSON(Self.pack([.dictionary(missing)]))).status == 422)
+
+        var dated = Self.validFields
+        dated["born"] = "1815-12-10T00:00:00Z"
+        #expect(try await harness.send(.pushJSON(Self.pack([.dictionary(dated)]))).status == 200)
+        let device = harness.client(.xmlPlist)
+        try await device.sync()
+        let born = try #require(try await device.object("Contact", gid: Self.gid)?.fields["born"])
+        #expect(born.kind == .date)
+    }
+
+    @Test("malformed bodies get 400, unknown routes 404, an unknown content type 415")
+    func protocolErrors() async throws {
+        let harness = AquasyncHarness()
+        let garbage = SyncRequest(method: .post, path: "/deltas", contentType: "application/json", body: Array("{\"_id\":".utf8))
+        #expect(try await harness.send(garbage).status == 400)
+        #expect(try await harness.send(SyncRequest(method: .get, path: "/deltas/from:-1")).status == 400)
+        #expect(try await harness.send(SyncRequest(method: .get, path: "/deltas/from:0?deviceToken=ABC")).status == 400)
+        #expect(try await harness.send(SyncRequest(method: .get, path: "/deltas/everything")).status == 404)
+        #expect(try await harness.send(SyncRequest(method: .get, path: "/deltas")).status == 405)
+        let unknownType = SyncRequest(method: .post, path: "/deltas", contentType: "text/csv", body: Array("a,b".utf8))
+        #expect(try await harness.send(unknownType).status == 415)
+        #expect(try await harness.serverStore.latestPosition(for: harness.account) == .start)
+    }
+
+    @Test("one account never sees another's records")
+    func accountsAreSeparate() async throws {
+        let harness = AquasyncHarness()
+        let service = harness.service
+        let authenticator = StaticAuthenticator(passwords: ["ada": "a", "bob": "b"])
+        let ada = LoopbackTransport(service: service, authenticator: authenticator)
+            .with(CredentialsMiddleware(.basic(username: "ada", password: "a")))
+        let bob = LoopbackTransport(service: service, authenticator: authenticator)
+            .with(CredentialsMiddleware(.basic(username: "bob", password: "b")))
+        let adaDevice = harness.client(.json, through: ada)
+        let bobDevice = harness.client(.json, through: bob)
+        try await adaDevice.save("Contact", fields: ["name": "private to Ada"])
+        try await adaDevice.sync()
+        #expect(try await bobDevice.sync().pulled == 0)
+        #expect(try await bobDevice.objects("Contact").isEmpty)
+        let secondAdaDevice = harness.client(.json, through: ada)
+        #expect(try await secondAdaDevice.sync().pulled == 1)
+    }
+
+    @Test("many writers push at once while readers pull in a loop: every reader ends with every change")
+    func concurrentWritersAndReaders() async throws {
+        let harness = AquasyncHarness()
+        let writers = 8
+        let recordsPerWriter = 40
+        let readers = (0..<3).map { _ in harness.client(.json) }
+        let done = Counter()
+        try await withThrowingTaskGroup(of: Void.self) { group in
+            for _ in 0..<writers {
+                group.addTask {
+                    let writer = harness.client(.json)
+                    for index in 0..<recordsPerWriter {
+                        try await writer.save("Event", fields: ["index": .integer(Int64(index))])
+                        if index % 5 == 4 { try await writer.pushSync() }
+                    }
+                    try await writer.pushSync()
+                    done.increment()
+                }
+            }
+            for reader in readers {
+                group.addTask {
+                    while done.count < writers { try await reader.pullSync() }
+                    try await reader.pullSync()
+                }
+            }
+            try await group.waitForAll()
+        }
+        for reader in readers {
+            #expect(try await reader.objects("Event").count == writers * recordsPerWriter)
+        }
+    }
+}
