@@ -1,5 +1,6 @@
 public import FoundationEssentials
 import Hummingbird
+import ServiceLifecycle
 public import Logging
 public import SyncCore
 
@@ -32,18 +33,29 @@ extension HTTPSyncServer {
                 portContinuation.yield(port)
                 portContinuation.finish()
             })
+        let services = ServiceGroup(
+            configuration: ServiceGroupConfiguration(services: [server], gracefulShutdownSignals: [], logger: logger))
         return try await withThrowingTaskGroup(of: Void.self, returning: Result.self) { group in
             group.addTask {
                 defer { portContinuation.finish() }
-                try await server.run()
+                try await services.run()
             }
-            defer { group.cancelAll() }
             var iterator = ports.makeAsyncIterator()
             guard let port = await iterator.next() else {
                 try await group.next()
                 throw HTTPSyncServerError("the server stopped before it listened on \(configuration.host)")
             }
-            return try await body(baseURL(host: configuration.host, port: port))
+            let result: Result
+            do {
+                result = try await body(baseURL(host: configuration.host, port: port))
+            } catch {
+                await services.triggerGracefulShutdown()
+                try? await group.waitForAll()
+                throw error
+            }
+            await services.triggerGracefulShutdown()
+            try await group.waitForAll()
+            return result
         }
     }
 

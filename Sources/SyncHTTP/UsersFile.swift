@@ -1,0 +1,276 @@
+import Crypto
+public import FoundationEssentials
+import _CryptoExtras
+import Synchronization
+public import SyncCore
+
+/// The accounts a server accepts, with salted password hashes and hashed bearer tokens.
+///
+/// One entry a line; `#` starts a comment:
+/// ```
+/// # account:pbkdf2-sha256:<iterations>:<salt, base64>:<derived key, base64>
+/// ada:pbkdf2-sha256:210000:q8x0…==:Yk3v…=
+/// # account:token-sha256:<SHA-256 of the token, hex>
+/// ada:token-sha256:9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08
+/// ```
+/// Passwords are kept as PBKDF2-HMAC-SHA256 keys with a random 16-byte salt;
+/// tokens as their SHA-256 (a token is random and long, so a fast hash is
+/// enough). An account may have several passwords and tokens.
+///
+/// ```swift
+/// var users = try UsersFile.load(from: url)
+/// users = try users.adding(account: "ada", password: "correct horse")
+/// try users.write(to: url)          // atomic: a temporary file renamed over the old one
+/// ```
+public struct UsersFile: Sendable, Hashable {
+    /// One accepted secret of an account.
+    public enum Entry: Sendable, Hashable {
+        /// A password, as PBKDF2-HMAC-SHA256 with `iterations` rounds over `salt`, giving `key`.
+        case password(account: AccountID, iterations: Int, salt: [UInt8], key: [UInt8])
+        /// A bearer token, as the SHA-256 of its UTF-8 bytes.
+        case token(account: AccountID, sha256: [UInt8])
+
+        /// The account the entry proves.
+        public var account: AccountID {
+            switch self {
+            case .password(let account, _, _, _), .token(let account, _): account
+            }
+        }
+    }
+
+    /// The entries, in file order.
+    public var entries: [Entry]
+
+    /// The iteration count new passwords get (OWASP's 2023 advice for PBKDF2-HMAC-SHA256).
+    public static let defaultIterations = 210_000
+
+    /// Makes a file with `entries`.
+    public init(entries: [Entry] = []) {
+        self.entries = entries
+    }
+
+    /// Reads a users file.
+    /// - Throws: ``UsersFileError`` naming the line that cannot be read, or the I/O error.
+    public static func load(from url: URL) throws -> UsersFile {
+        try parse(String(decoding: Data(contentsOf: url), as: UTF8.self))
+    }
+
+    /// Parses the text of a users file.
+    /// - Throws: ``UsersFileError`` naming the first line that cannot be read.
+    public static func parse(_ text: String) throws(UsersFileError) -> UsersFile {
+        var entries: [Entry] = []
+        for (index, rawLine) in text.split(separator: "\n", omittingEmptySubsequences: false).enumerated() {
+            let lineText = String(rawLine.trimmedOfHTTPWhitespace)
+            if lineText.isEmpty || lineText.hasPrefix("#") { continue }
+            let parts = lineText.split(separator: ":", omittingEmptySubsequences: false).map(String.init)
+            let lineNumber = index + 1
+            guard parts.count >= 3, isValidAccountName(parts[0]) else {
+                throw UsersFileError(line: lineNumber, "expected account:kind:…, with an account of letters, digits, '.', '-', '_', '@'")
+            }
+            let account = AccountID(parts[0])
+            switch parts[1] {
+            case "pbkdf2-sha256":
+                guard parts.count == 5, let iterations = Int(parts[2]), iterations > 0,
+                    let salt = Data(base64Encoded: parts[3]), let key = Data(base64Encoded: parts[4]), !key.isEmpty
+                else {
+                    throw UsersFileError(line: lineNumber, "expected account:pbkdf2-sha256:<iterations>:<salt base64>:<key base64>")
+                }
+                entries.append(.password(account: account, iterations: iterations, salt: Array(salt), key: Array(key)))
+            case "token-sha256":
+                guard parts.count == 3, let digest = hexBytes(parts[2]), digest.count == 32 else {
+                    throw UsersFileError(line: lineNumber, "expected account:token-sha256:<64 hex digits>")
+                }
+                entries.append(.token(account: account, sha256: digest))
+            default:
+                throw UsersFileError(line: lineNumber, "unknown kind '\(parts[1])': use pbkdf2-sha256 or token-sha256")
+            }
+        }
+        return UsersFile(entries: entries)
+    }
+
+    /// The file with a password for `account` added (a fresh random salt).
+    /// - Throws: ``UsersFileError`` for an invalid account name, or when key derivation fails.
+    public func adding(account: AccountID, password: String, iterations: Int = defaultIterations) throws -> UsersFile {
+        guard Self.isValidAccountName(account.rawValue) else {
+            throw UsersFileError(line: 0, "'\(account)' is not an account name: use letters, digits, '.', '-', '_', '@'")
+        }
+        let salt = (0..<16).map { _ in UInt8.random(in: .min ... .max) }
+        let key = try Self.deriveKey(password: password, salt: salt, iterations: iterations)
+        var copy = self
+        copy.entries.append(.password(account: account, iterations: iterations, salt: salt, key: key))
+        return copy
+    }
+
+    /// The file with a bearer token for `account` added.
+    /// - Throws: ``UsersFileError`` for an invalid account name.
+    public func addingToken(account: AccountID, token: String) throws(UsersFileError) -> UsersFile {
+        guard Self.isValidAccountName(account.rawValue) else {
+            throw UsersFileError(line: 0, "'\(account)' is not an account name: use letters, digits, '.', '-', '_', '@'")
+        }
+        var copy = self
+        copy.entries.append(.token(account: account, sha256: Array(SHA256.hash(data: Array(token.utf8)))))
+        return copy
+    }
+
+    /// The file without any entry of `account`.
+    public func removing(account: AccountID) -> UsersFile {
+        UsersFile(entries: entries.filter { $0.account != account })
+    }
+
+    /// The accounts that have at least one entry, sorted.
+    public var accounts: [AccountID] { Set(entries.map(\.account)).sorted() }
+
+    /// The file's text.
+    public func render() -> String {
+        var text = "# Anchorage users: account:pbkdf2-sha256:iterations:salt:key or account:token-sha256:digest\n"
+        for entry in entries {
+            switch entry {
+            case .password(let account, let iterations, let salt, let key):
+                text += "\(account):pbkdf2-sha256:\(iterations):\(Data(salt).base64EncodedString()):\(Data(key).base64EncodedString())\n"
+            case .token(let account, let digest):
+                text += "\(account):token-sha256:\(Self.hex(digest))\n"
+            }
+        }
+        return text
+    }
+
+    /// Writes the file atomically (a temporary file in the same folder, renamed over `url`), readable by its owner only.
+    /// - Throws: The I/O error; the old file is then unchanged.
+    public func write(to url: URL) throws {
+        try Data(render().utf8).write(to: url, options: [.atomic])
+        try FileManager.default.setAttributes([.posixPermissions: 0o600], ofItemAtPath: url.path)
+    }
+
+    /// The account `credentials` prove, or `nil`.
+    public func account(for credentials: Credentials) -> AccountID? {
+        switch credentials {
+        case .basic(let username, let password):
+            for case .password(let account, let iterations, let salt, let key) in entries where account.rawValue == username {
+                if let derived = try? Self.deriveKey(password: password, salt: salt, iterations: iterations),
+                    constantTimeEquals(derived, key)
+                {
+                    return account
+                }
+            }
+            return nil
+        case .bearer(let token):
+            let digest = Array(SHA256.hash(data: Array(token.utf8)))
+            for case .token(let account, let expected) in entries where constantTimeEquals(digest, expected) {
+                return account
+            }
+            return nil
+        }
+    }
+
+    static func deriveKey(password: String, salt: [UInt8], iterations: Int) throws -> [UInt8] {
+        let key = try KDF.Insecure.PBKDF2.deriveKey(
+            from: Array(password.utf8), salt: salt, using: .sha256, outputByteCount: 32,
+            unsafeUncheckedRounds: iterations)
+        return key.withUnsafeBytes { Array($0) }
+    }
+
+    /// Whether `name` can be an account: 1–128 of letters, digits, `.`, `-`, `_`, `@`.
+    public static func isValidAccountName(_ name: String) -> Bool {
+        (1...128).contains(name.utf8.count)
+            && name.utf8.allSatisfy { byte in
+                switch byte {
+                case UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "A")...UInt8(ascii: "Z"),
+                    UInt8(ascii: "0")...UInt8(ascii: "9"), UInt8(ascii: "."), UInt8(ascii: "-"), UInt8(ascii: "_"),
+                    UInt8(ascii: "@"):
+                    true
+                default: false
+                }
+            }
+    }
+
+    private static func hex(_ bytes: [UInt8]) -> String {
+        let digits = Array("0123456789abcdef".utf8)
+        return String(decoding: bytes.flatMap { [digits[Int($0 >> 4)], digits[Int($0 & 0x0F)]] }, as: UTF8.self)
+    }
+
+    private static func hexBytes(_ text: String) -> [UInt8]? {
+        let digits = Array(text.utf8)
+        guard digits.count % 2 == 0 else { return nil }
+        var bytes: [UInt8] = []
+        var index = 0
+        while index < digits.count {
+            guard let pair = UInt8(String(decoding: digits[index..<index + 2], as: UTF8.self), radix: 16) else { return nil }
+            bytes.append(pair)
+            index += 2
+        }
+        return bytes
+    }
+}
+
+/// A users file line that cannot be read, or an entry that cannot be made.
+public struct UsersFileError: Error, Sendable, Hashable, CustomStringConvertible {
+    /// The 1-based line number, or 0 when the error is not about a line.
+    public var line: Int
+    /// What is wrong.
+    public var message: String
+    /// Makes an error.
+    public init(line: Int, _ message: String) {
+        self.line = line
+        self.message = message
+    }
+    /// `line N: message`, or the message alone.
+    public var description: String { line > 0 ? "line \(line): \(message)" : message }
+}
+
+/// Authenticates HTTP Basic passwords and bearer tokens against a ``UsersFile``.
+///
+/// ```swift
+/// let authenticator = try UsersFileAuthenticator(contentsOf: URL(fileURLWithPath: "users.txt"))
+/// let server = HTTPSyncServer(service: router, authenticator: authenticator)
+/// ```
+///
+/// Deriving a PBKDF2 key takes tens of milliseconds by design, so a password
+/// that was verified once is remembered as a salted SHA-256 in memory, and
+/// later requests with the same credentials cost one fast hash. Call
+/// ``reload()`` after the file changes; it also forgets what was remembered.
+public final class UsersFileAuthenticator: SyncAuthenticator {
+    private let state: Mutex<State>
+    /// The file the users come from, if any.
+    public let url: URL?
+
+    private struct State {
+        var users: UsersFile
+        var remembered: [String: [UInt8]] = [:]
+        let pepper: [UInt8] = (0..<32).map { _ in UInt8.random(in: .min ... .max) }
+    }
+
+    /// Makes an authenticator over `users`.
+    public init(users: UsersFile) {
+        self.url = nil
+        self.state = Mutex(State(users: users))
+    }
+
+    /// Reads the users file at `url`.
+    /// - Throws: ``UsersFileError`` or the I/O error.
+    public init(contentsOf url: URL) throws {
+        self.url = url
+        self.state = Mutex(State(users: try UsersFile.load(from: url)))
+    }
+
+    /// Reads the file again.
+    /// - Throws: ``UsersFileError`` or the I/O error; the old users stay in force then.
+    public func reload() throws {
+        guard let url else { return }
+        let users = try UsersFile.load(from: url)
+        state.withLock { $0 = State(users: users) }
+    }
+
+    /// The account the credentials prove, or `nil` for none or wrong ones.
+    public func authenticate(_ credentials: Credentials?) async throws -> AccountID? {
+        guard let credentials else { return nil }
+        guard case .basic(let username, let password) = credentials else {
+            return state.withLock { $0.users }.account(for: credentials)
+        }
+        let (users, pepper, remembered) = state.withLock { ($0.users, $0.pepper, $0.remembered[username]) }
+        let fingerprint = Array(SHA256.hash(data: pepper + Array(username.utf8) + [0] + Array(password.utf8)))
+        if let remembered, constantTimeEquals(remembered, fingerprint) { return AccountID(username) }
+        guard let account = users.account(for: credentials) else { return nil }
+        state.withLock { $0.remembered[username] = fingerprint }
+        return account
+    }
+}
