@@ -47,15 +47,13 @@ public actor AquasyncClient {
     /// The most deltas one pushed pack carries.
     public nonisolated let packSize: Int
 
-    private let wallClock: any WallClock
+    private nonisolated let wallClock: any WallClock
     private let sleeper: any Clock<Duration>
     private var tail: Task<Void, Never>?
     private var cachedDeviceToken: String?
 
-    /// The metadata peer for the device's own state.
-    static let deviceState: PeerID = "aquasync.device"
-    /// The local-only column marking a record whose change waits to be pushed.
-    static let dirtyColumn = "isDirty"
+    static var deviceState: PeerID { AquasyncLocalRecords.deviceState }
+    static var dirtyColumn: String { AquasyncLocalRecords.dirtyColumn }
 
     /// Makes a client.
     /// - Parameters:
@@ -86,90 +84,43 @@ public actor AquasyncClient {
 
     // MARK: Local records
 
+    /// The device's records, readable and writable without the network.
+    public nonisolated var records: AquasyncLocalRecords {
+        AquasyncLocalRecords(store: store, account: account, clock: wallClock)
+    }
+
     /// This device's token: a lowercase UUID made on first use and kept in the store.
     public func deviceToken() async throws -> String {
         if let cachedDeviceToken { return cachedDeviceToken }
-        let token = try await store.transaction(for: account) { tx in
-            if case .string(let token)? = try await tx.metadata("deviceToken", for: Self.deviceState) { return token }
-            let token = UUID().uuidString.lowercased()
-            try await tx.setMetadata(.string(token), "deviceToken", for: Self.deviceState)
-            return token
-        }
+        let token = try await records.deviceToken()
         cachedDeviceToken = token
         return token
     }
 
-    /// Creates or replaces a record's fields and marks it dirty.
-    /// - Parameters:
-    ///   - model: The model, such as `Contact`.
-    ///   - gid: The record's id; a new lowercase UUID when `nil`.
-    ///   - fields: The application's fields; names cannot be sync columns or start with `_`.
-    /// - Returns: The record's gid.
+    /// Creates or replaces a record's fields and marks it dirty; see ``AquasyncLocalRecords/save(_:gid:fields:)``.
     @discardableResult
     public func save(_ model: String, gid: String? = nil, fields: [String: SyncValue]) async throws -> String {
-        guard DeltaPack.isValidModelName(model) else { throw AquasyncValidationError("\"\(model)\" is not a model name") }
-        if let bad = fields.keys.first(where: { Delta.syncColumns.contains($0) || $0 == Self.dirtyColumn || $0.hasPrefix("_") }) {
-            throw AquasyncValidationError("\"\(bad)\" is a sync column or starts with '_': choose another field name")
-        }
-        let gid = gid ?? UUID().uuidString.lowercased()
-        guard isLowercaseUUID(gid) else { throw AquasyncValidationError("gid must be a lowercase UUID") }
-        try await write(model, gid: gid, fields: fields, isDeleted: false)
-        return gid
+        try await records.save(model, gid: gid, fields: fields)
     }
 
-    /// Soft-deletes a record and marks it dirty; its fields are cleared.
+    /// Soft-deletes a record and marks it dirty.
     public func delete(_ model: String, gid: String) async throws {
-        try await write(model, gid: gid, fields: [:], isDeleted: true)
+        try await records.delete(model, gid: gid)
     }
 
     /// The record `gid` of `model`, deleted or not, or `nil` if this device never saw it.
     public func object(_ model: String, gid: String) async throws -> AquasyncObject? {
-        try await store.transaction(for: account) { tx in
-            try await tx.record(StoredDelta.key(model, gid)).map { try Self.object($0, model: model) }
-        }
+        try await records.object(model, gid: gid)
     }
 
     /// The records of `model` that are not deleted, in gid order.
     public func objects(_ model: String) async throws -> [AquasyncObject] {
-        try await store.transaction(for: account) { tx in
-            var objects: [AquasyncObject] = []
-            var after: RecordID?
-            while true {
-                let page = try await tx.records(in: StoredDelta.collection(for: model), after: after, limit: 1_000)
-                for stored in page where !stored.record.isDeleted { objects.append(try Self.object(stored, model: model)) }
-                guard let last = page.last, page.count == 1_000 else { return objects }
-                after = last.record.id
-            }
-        }
+        try await records.objects(model)
     }
 
     /// The update sequence timestamp this device has pulled up to.
     public func latestUST() async throws -> Int64 {
-        try await store.transaction(for: account) { tx in
-            try await tx.metadata("latestUST", for: Self.deviceState)?.integerValue ?? 0
-        }
-    }
-
-    private func write(_ model: String, gid: String, fields: [String: SyncValue], isDeleted: Bool) async throws {
-        let token = try await deviceToken()
-        let now = Delta.milliseconds(wallClock.now())
-        try await store.transaction(for: account) { tx in
-            let key = StoredDelta.key(model, gid)
-            var timestamp = now
-            if let existing = try await tx.record(key) {
-                timestamp = max(now, try StoredDelta.delta(existing, droppingColumns: [Self.dirtyColumn]).localTimestamp + 1)
-            }
-            let delta = Delta(gid: gid, deviceToken: token, localTimestamp: timestamp, isDeleted: isDeleted, fields: fields)
-            try await tx.put(StoredDelta.record(delta, model: model, extra: [Self.dirtyColumn: true]))
-        }
-    }
-
-    private static func object(_ stored: StoredRecord, model: String) throws -> AquasyncObject {
-        let delta = try StoredDelta.delta(stored, droppingColumns: [dirtyColumn])
-        return AquasyncObject(
-            model: model, gid: delta.gid, fields: delta.fields, isDeleted: delta.isDeleted,
-            isDirty: stored.record.fields[dirtyColumn] == .bool(true), localTimestamp: delta.localTimestamp,
-            deviceToken: delta.deviceToken)
+        try await records.latestUST()
     }
 
     // MARK: Sync
