@@ -1,0 +1,60 @@
+import Aquasync
+import ArgumentParser
+import Foundation
+import Hummingbird
+import Logging
+import SyncCore
+import SyncHTTP
+
+/// `anchorage serve`: runs the sync server over HTTP.
+struct Serve: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "Run a sync server over HTTP.",
+        discussion: """
+            Mounts every stack built so far (Aquasync at /deltas) on one HTTP server. Requests
+            authenticate with HTTP Basic or a bearer token from the users file (see `anchorage users`).
+            Stops on SIGINT or SIGTERM after finishing the requests in flight.
+            """
+    )
+
+    @Option(help: "The address to listen on (0.0.0.0 for every interface).")
+    var host = "127.0.0.1"
+
+    @Option(help: "The port to listen on (0 picks a free one and prints it).")
+    var port = 8080
+
+    @Option(help: "Where records live: sqlite:PATH or memory.")
+    var store = StoreOption(argument: "sqlite:anchorage-server.sqlite")!
+
+    @Option(help: "The users file (create it with `anchorage users add`).")
+    var users = "users.txt"
+
+    @Option(help: "The largest request body accepted, in bytes.")
+    var maxRequestBytes = 64 << 20
+
+    @Option(help: "The log level: trace, debug, info, notice, warning, error, critical.")
+    var logLevel: Logger.Level = .info
+
+    func run() async throws {
+        var logger = Logger(label: "anchorage.serve")
+        logger.logLevel = logLevel
+        let authenticator: UsersFileAuthenticator
+        do {
+            authenticator = try UsersFileAuthenticator(contentsOf: URL(fileURLWithPath: users))
+        } catch {
+            throw failure("cannot read the users file \(users): \(error) (create it with `anchorage users add NAME --file \(users)`)", code: 66)
+        }
+        let syncStore = try store.open()
+        let router = ServiceRouter()
+            .mounting(AquasyncServer(store: syncStore, codecs: CodecChoice.allCodecs), at: "/deltas")
+        let server = HTTPSyncServer(
+            service: router, authenticator: authenticator,
+            configuration: .init(host: host, port: port, maxRequestBytes: maxRequestBytes), logger: logger,
+            onRunning: { [host, store] port in
+                FileHandle.standardOutput.write(Data("anchorage \(AnchorageVersion.current) serving on http://\(host):\(port) (store \(store); Aquasync at /deltas)\n".utf8))
+            })
+        try await server.runService()
+    }
+}
+
+extension Logger.Level: @retroactive ExpressibleByArgument {}

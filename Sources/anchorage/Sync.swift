@@ -1,0 +1,58 @@
+import Aquasync
+import ArgumentParser
+import Foundation
+import SyncCore
+import SyncHTTP
+
+/// `anchorage sync`: syncs a device's local store with a server once.
+struct Sync: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "Sync a device's local store with a server once.",
+        discussion: """
+            The password comes from the ANCHORAGE_PASSWORD environment variable, or a bearer
+            token from ANCHORAGE_TOKEN. Edit the device's records with `anchorage records`.
+            """
+    )
+
+    enum Stack: String, ExpressibleByArgument, CaseIterable {
+        case aquasync
+    }
+
+    @Option(help: "The sync protocol.")
+    var stack: Stack = .aquasync
+
+    @Option(help: "The server's address, such as http://127.0.0.1:8080.")
+    var server: String
+
+    @Option(help: "The device's local store: sqlite:PATH or memory.")
+    var store = StoreOption(argument: "sqlite:anchorage-device.sqlite")!
+
+    @Option(help: "The codec messages travel in.")
+    var codec: CodecChoice = .json
+
+    @Option(help: "The account to sync as.")
+    var user: String?
+
+    func run() async throws {
+        guard let url = URL(string: server), url.scheme == "http" || url.scheme == "https" else {
+            throw ValidationError("--server must be an http:// or https:// address")
+        }
+        var transport: any SyncClientTransport = HTTPClientTransport(baseURL: url)
+        let environment = ProcessInfo.processInfo.environment
+        if let token = environment["ANCHORAGE_TOKEN"] {
+            transport = transport.with(CredentialsMiddleware(.bearer(token)))
+        } else if let user {
+            transport = transport.with(
+                CredentialsMiddleware(.basic(username: user, password: environment["ANCHORAGE_PASSWORD"] ?? "")))
+        }
+        let client = AquasyncClient(store: try store.open(), transport: transport, codec: codec.codec)
+        do {
+            let report = try await client.sync()
+            print("synced with \(server) in \(codec.rawValue): pulled \(report.pulled), pushed \(report.pushed), latest UST \(try await client.latestUST())")
+        } catch let error as AquasyncClientError {
+            throw failure("sync failed: \(error)", code: 69)
+        } catch let error as TransportError {
+            throw failure("sync failed: \(error)", code: 69)
+        }
+    }
+}

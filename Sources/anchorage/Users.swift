@@ -1,0 +1,87 @@
+import ArgumentParser
+import Foundation
+import SyncCore
+import SyncHTTP
+
+/// `anchorage users`: manages the users file a server authenticates against.
+struct Users: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "Manage the users file: accounts with salted password hashes and bearer tokens.",
+        subcommands: [Add.self, Remove.self, List.self]
+    )
+
+    struct FileOption: ParsableArguments {
+        @Option(name: .customLong("file"), help: "The users file.")
+        var path = "users.txt"
+
+        var url: URL { URL(fileURLWithPath: path) }
+
+        /// The file's users, or none when it does not exist yet.
+        func load() throws -> UsersFile {
+            guard FileManager.default.fileExists(atPath: path) else { return UsersFile() }
+            do {
+                return try UsersFile.load(from: url)
+            } catch {
+                throw failure("cannot read \(path): \(error)", code: 65)
+            }
+        }
+    }
+
+    struct Add: ParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Add a password (read from standard input) or a bearer token for an account.")
+
+        @Argument(help: "The account name: letters, digits, '.', '-', '_', '@'.")
+        var account: String
+
+        @OptionGroup var file: FileOption
+
+        @Option(help: "Add this bearer token instead of a password.")
+        var token: String?
+
+        @Option(help: "PBKDF2 iterations for the password hash.")
+        var iterations = UsersFile.defaultIterations
+
+        func run() throws {
+            var users = try file.load()
+            if let token {
+                users = try users.addingToken(account: AccountID(account), token: token)
+            } else {
+                guard let password = readLine(strippingNewline: true), !password.isEmpty else {
+                    throw failure("give the password on standard input: echo 'secret' | anchorage users add \(account)", code: 64)
+                }
+                users = try users.adding(account: AccountID(account), password: password, iterations: iterations)
+            }
+            try users.write(to: file.url)
+            print("\(account) added to \(file.path)")
+        }
+    }
+
+    struct Remove: ParsableCommand {
+        static let configuration = CommandConfiguration(abstract: "Remove every password and token of an account.")
+
+        @Argument(help: "The account name.")
+        var account: String
+
+        @OptionGroup var file: FileOption
+
+        func run() throws {
+            let users = try file.load()
+            guard users.accounts.contains(AccountID(account)) else {
+                throw failure("\(account) is not in \(file.path)", code: 67)
+            }
+            try users.removing(account: AccountID(account)).write(to: file.url)
+            print("\(account) removed from \(file.path)")
+        }
+    }
+
+    struct List: ParsableCommand {
+        static let configuration = CommandConfiguration(abstract: "List the accounts.")
+
+        @OptionGroup var file: FileOption
+
+        func run() throws {
+            for account in try file.load().accounts { print(account) }
+        }
+    }
+}
