@@ -1,0 +1,83 @@
+#!/usr/bin/env bash
+# The main job: a sync server and two devices on the embedded SQLite store, syncing over HTTP.
+# Installs what it needs, builds `anchorage`, starts `anchorage serve` on a free loopback port,
+# edits records on two devices (one speaking JSON, one MessagePack), syncs them, and shows that
+# they converge — including a conflict decided by the newest edit. Everything lives in a
+# temporary folder that is removed at the end (set KEEP=1 to keep it).
+# Usage: scripts/demo.sh
+set -euo pipefail
+cd "$(dirname "$0")/.."
+scripts/install-deps.sh
+
+echo "== building anchorage"
+swift build --product anchorage 2>&1 | tail -1
+anchorage="$(swift build --show-bin-path)/anchorage"
+
+work="$(mktemp -d)"
+server_pid=""
+cleanup() {
+    [ -n "$server_pid" ] && kill "$server_pid" 2>/dev/null && wait "$server_pid" 2>/dev/null || true
+    if [ "${KEEP:-0}" = 1 ]; then echo "kept $work"; else rm -rf "$work"; fi
+}
+trap cleanup EXIT
+
+step() { printf '\n== %s\n' "$*"; }
+
+step "an account on the server"
+echo "demo-password" | "$anchorage" users add ada --file "$work/users.txt"
+
+step "the server (SQLite at $work/server.sqlite)"
+"$anchorage" serve --port 0 --store "sqlite:$work/server.sqlite" --users "$work/users.txt" \
+    >"$work/server.log" 2>&1 &
+server_pid=$!
+for _ in $(seq 1 100); do
+    grep -q "serving on" "$work/server.log" 2>/dev/null && break
+    kill -0 "$server_pid" 2>/dev/null || { cat "$work/server.log"; exit 1; }
+    sleep 0.1
+done
+url="$(grep -o 'http://[0-9.:]*' "$work/server.log" | head -1)"
+cat "$work/server.log"
+
+export ANCHORAGE_PASSWORD=demo-password
+phone=(--store "sqlite:$work/phone.sqlite")
+laptop=(--store "sqlite:$work/laptop.sqlite")
+sync_phone() { "$anchorage" sync --server "$url" --user ada --codec json "${phone[@]}"; }
+sync_laptop() { "$anchorage" sync --server "$url" --user ada --codec msgpack "${laptop[@]}"; }
+
+step "the phone adds two contacts, the laptop one"
+ada=$("$anchorage" records save Contact name=Ada "email=ada@example.com" born=1815 "${phone[@]}")
+"$anchorage" records save Contact name=Alan "email=alan@example.com" "${phone[@]}" >/dev/null
+"$anchorage" records save Contact name=Grace "email=grace@example.com" "${laptop[@]}" >/dev/null
+
+step "both sync (phone in JSON, laptop in MessagePack)"
+sync_phone
+sync_laptop
+sync_phone
+
+step "the laptop now has"
+"$anchorage" records list Contact "${laptop[@]}"
+
+step "both edit Ada's contact; the later edit (the laptop's) wins everywhere"
+"$anchorage" records save Contact --gid "$ada" name=Ada "email=ada@lovelace.example" "${phone[@]}" >/dev/null
+sleep 0.01
+"$anchorage" records save Contact --gid "$ada" name="Ada Lovelace" "email=ada@lovelace.example" "${laptop[@]}" >/dev/null
+sync_phone
+sync_laptop
+sync_phone
+
+step "the phone deletes Alan"
+alan=$("$anchorage" records list Contact "${phone[@]}" | grep Alan | sed 's/.*"gid":"\([^"]*\)".*/\1/')
+"$anchorage" records delete Contact "$alan" "${phone[@]}"
+sync_phone
+sync_laptop
+
+step "phone and laptop agree"
+"$anchorage" records list Contact "${phone[@]}" | sed 's/"dirty":[a-z]*,//' >"$work/phone.txt"
+"$anchorage" records list Contact "${laptop[@]}" | sed 's/"dirty":[a-z]*,//' >"$work/laptop.txt"
+cat "$work/phone.txt"
+if diff -q "$work/phone.txt" "$work/laptop.txt" >/dev/null; then
+    echo "converged: $(wc -l <"$work/phone.txt") contacts on both devices"
+else
+    echo "the devices differ:" && diff "$work/phone.txt" "$work/laptop.txt"
+    exit 1
+fi
