@@ -29,20 +29,47 @@ extension JSONWriter {
     }
 
     /// Appends a finite real in the shortest form that reads back to the same
-    /// `Double`, always recognisable as a real (`3.0`, `1e+300`, `5e-324`).
+    /// `Double`, always recognisable as a real (`3.0`, `1e+16`, `5e-324`).
     /// - Throws: ``CodecError/Code/unsupportedValue`` for infinity and NaN.
     mutating func writeReal(_ value: Double) throws(CodecError) {
         guard value.isFinite else {
             throw .unsupportedValue("JSON cannot carry the non-finite real \(value)")
         }
-        // `description` is the shortest round-trip form: digits, optional '.',
-        // optional exponent with an explicit sign, all valid JSON.
-        var text = value.description
-        var looksReal = false
-        text.withUTF8 { utf8 in
-            looksReal = utf8.contains { $0 == JSONByte.dot || $0 == JSONByte.lowercaseE || $0 == JSONByte.uppercaseE }
-            bytes.append(contentsOf: utf8)
+        // The standard library's text for a finite `Double` is the shortest that
+        // reads back exactly: digits, a '.', or an exponent with an explicit
+        // sign, all valid JSON. Written through a stream, it arrives as bytes
+        // without becoming a `String` first.
+        var sink = RealTextSink(bytes: bytes)
+        bytes = []
+        value.write(to: &sink)
+        bytes = sink.bytes
+        if !sink.looksReal { appendASCII(".0") }
+    }
+}
+
+/// Receives the text of a `Double` and appends it to the output bytes.
+private struct RealTextSink: TextOutputStream {
+    /// The output, with the number's text appended.
+    var bytes: [UInt8]
+    /// Whether the text had a '.' or an exponent.
+    var looksReal = false
+
+    /// Appends text that came as a `String`.
+    mutating func write(_ string: String) {
+        var string = string
+        string.withUTF8 { append($0) }
+    }
+
+    /// Appends ASCII text straight from the standard library's number formatter,
+    /// which calls this (when it exists) instead of building a `String`.
+    mutating func _writeASCII(_ buffer: UnsafeBufferPointer<UInt8>) {
+        append(buffer)
+    }
+
+    private mutating func append(_ text: UnsafeBufferPointer<UInt8>) {
+        for byte in text where byte == JSONByte.dot || byte == JSONByte.lowercaseE || byte == JSONByte.uppercaseE {
+            looksReal = true
         }
-        if !looksReal { appendASCII(".0") }
+        bytes.append(contentsOf: text)
     }
 }

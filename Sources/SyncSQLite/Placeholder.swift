@@ -1,1 +1,0 @@
-// The SQLite store lands here.
