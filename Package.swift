@@ -20,6 +20,7 @@ let package = Package(
         .library(name: "SyncSQLite", targets: ["SyncSQLite"]),
         .library(name: "Aquasync", targets: ["Aquasync"]),
         .library(name: "SyncTesting", targets: ["SyncTesting"]),
+        .library(name: "SyncSamples", targets: ["SyncSamples"]),
         .executable(name: "anchorage", targets: ["anchorage"]),
     ],
     dependencies: [
@@ -31,6 +32,7 @@ let package = Package(
         .package(url: "https://github.com/swift-server/async-http-client", from: "1.37.0"),
         .package(url: "https://github.com/groue/GRDB.swift", from: "7.10.0"),
         .package(url: "https://github.com/swift-server/swift-service-lifecycle", from: "2.13.0"),
+        .package(url: "https://github.com/adam-fowler/compress-nio", from: "1.5.0"),
     ],
     targets: [
         // MARK: Core
@@ -76,15 +78,20 @@ let package = Package(
         // MARK: Testing kit shipped to users
         .target(name: "SyncTesting", dependencies: ["SyncCore"]),
 
+        // MARK: Sample data for benchmarks, the size report and the docs
+        .target(name: "SyncSamples", dependencies: ["SyncCore", "SyncTesting"]),
+
         // MARK: Command-line tool
         .executableTarget(
             name: "anchorage",
             dependencies: [
                 "SyncCore", "SyncJSON", "SyncXMLPlist", "SyncBinaryPlist", "SyncMessagePack", "SyncHTTP",
-                "SyncSQLite", "Aquasync",
+                "SyncSQLite", "Aquasync", "SyncSamples",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "CompressNIO", package: "compress-nio"),
+                .product(name: "NIOCore", package: "swift-nio"),
             ]
         ),
 
@@ -101,7 +108,7 @@ let package = Package(
             name: "AquasyncTests",
             dependencies: [
                 "SyncCore", "Aquasync", "SyncTesting", "SyncHTTP", "SyncJSON", "SyncMessagePack", "SyncXMLPlist",
-                "SyncBinaryPlist",
+                "SyncBinaryPlist", "SyncSamples",
             ]
         ),
         .testTarget(

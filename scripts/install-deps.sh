@@ -3,7 +3,7 @@
 # Usage: scripts/install-deps.sh [--postgres] [--python]
 set -euo pipefail
 
-packages=(pkg-config libxml2-dev libmsgpack-dev libsqlite3-dev)
+packages=(pkg-config libxml2-dev libmsgpack-dev libsqlite3-dev zlib1g-dev)
 want_python=0
 for arg in "$@"; do
     case "$arg" in

@@ -8,6 +8,6 @@ struct Anchorage: AsyncParsableCommand {
         commandName: "anchorage",
         abstract: "Build and run data-synchronization servers and clients.",
         version: AnchorageVersion.current,
-        subcommands: [Serve.self, Sync.self, Records.self, Users.self, Convert.self]
+        subcommands: [Serve.self, Sync.self, Records.self, Users.self, Convert.self, Sizes.self]
     )
 }
