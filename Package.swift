@@ -19,6 +19,7 @@ let package = Package(
         .library(name: "SyncHTTP", targets: ["SyncHTTP"]),
         .library(name: "SyncSQLite", targets: ["SyncSQLite"]),
         .library(name: "Aquasync", targets: ["Aquasync"]),
+        .library(name: "AppSync", targets: ["AppSync"]),
         .library(name: "SyncTesting", targets: ["SyncTesting"]),
         .library(name: "SyncSamples", targets: ["SyncSamples"]),
         .executable(name: "anchorage", targets: ["anchorage"]),
@@ -74,6 +75,7 @@ let package = Package(
 
         // MARK: Stacks
         .target(name: "Aquasync", dependencies: ["SyncCore", .product(name: "Logging", package: "swift-log")]),
+        .target(name: "AppSync", dependencies: ["SyncCore"]),
 
         // MARK: Testing kit shipped to users
         .target(name: "SyncTesting", dependencies: ["SyncCore"]),
@@ -86,7 +88,7 @@ let package = Package(
             name: "anchorage",
             dependencies: [
                 "SyncCore", "SyncJSON", "SyncXMLPlist", "SyncBinaryPlist", "SyncMessagePack", "SyncHTTP",
-                "SyncSQLite", "Aquasync", "SyncSamples",
+                "SyncSQLite", "Aquasync", "AppSync", "SyncSamples",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "Hummingbird", package: "hummingbird"),

@@ -1,0 +1,358 @@
+import FoundationEssentials
+public import SyncCore
+
+/// An appSync device: keeps objects with its own counter in a local
+/// ``SyncStore``, and syncs each type with ``doSync()`` — download, then upload.
+///
+/// ```swift
+/// let client = AppSyncClient(
+///     store: localStore, transport: transport, codec: JSONCodec(),
+///     types: [AppSyncObjectType("booking", primaryKey: ["room", "date"])], policy: NewestWinsPolicy())
+/// let guid = try await client.save("booking", fields: ["room": 100, "date": "2015-05-12", "price": 90])
+/// try await client.doSync()
+/// ```
+///
+/// ## Counters
+/// The client's counter grows with every local change — never when it
+/// applies the server's changes. Each object keeps the counter value of its
+/// last local change (`counter_lastupdate`); per type the client keeps
+/// `counter_lastsync` (its counter at the last upload) and
+/// `servercounter_lastsync` (the server counter its downloads reached). An
+/// object is *dirty* when its `counter_lastupdate` is above `counter_lastsync`.
+///
+/// ## Conflicts
+/// Downloading an object whose local copy is dirty is a conflict, and so is
+/// downloading a live object whose primary key a different local object
+/// holds. Both are handed to the ``ConflictPolicy`` with the server's version
+/// as `remote`; the policy's answer is applied:
+/// - `keepLocal` — the local version stays dirty and goes up next;
+/// - `takeRemote` — the server's version replaces it (and, for a primary-key
+///   clash, the local object is soft-deleted);
+/// - `merged` — the merged fields become a local change under the server's guid;
+/// - `keepBoth`, `deferred` — for the same guid, the local version is kept
+///   for the application to settle; a primary key cannot be held twice, so for
+///   a primary-key clash they act as `takeRemote`.
+///
+/// ## Not skipping, not echoing
+/// After an upload the client moves `servercounter_lastsync` to the answer's
+/// `servercounter` only when the answer's `servercounter_before` equals it —
+/// nothing else happened on the server in between. Otherwise it keeps it; the
+/// next download brings the other changes, and its own objects come back once
+/// and are recognised as unchanged.
+public actor AppSyncClient {
+    /// The local store.
+    public nonisolated let store: any SyncStore
+    /// The account local objects live under in ``store``.
+    public nonisolated let account: AccountID
+    /// How requests reach the server.
+    public nonisolated let transport: any SyncClientTransport
+    /// The codec objects travel in.
+    public nonisolated let codec: any SyncCodec
+    /// The types this client syncs, by name.
+    public nonisolated let types: [String: AppSyncObjectType]
+    /// Decides conflicts.
+    public nonisolated let policy: any ConflictPolicy
+    /// Where the server is mounted.
+    public nonisolated let basePath: String
+    private nonisolated let clock: any WallClock
+
+    private static let state: PeerID = "appsync.client"
+
+    /// Makes a client.
+    public init(
+        store: any SyncStore, account: AccountID = "device", transport: any SyncClientTransport, codec: any SyncCodec,
+        types: [AppSyncObjectType], policy: any ConflictPolicy, basePath: String = "/rest",
+        clock: any WallClock = SystemWallClock()
+    ) {
+        self.store = store
+        self.account = account
+        self.transport = transport
+        self.codec = codec
+        self.types = Dictionary(types.map { ($0.name, $0) }, uniquingKeysWith: { _, last in last })
+        self.policy = policy
+        self.basePath = basePath
+        self.clock = clock
+    }
+
+    // MARK: Local objects
+
+    /// Creates or updates an object as a local change.
+    /// - Returns: The object's guid (a new UUID when `guid` is `nil`).
+    /// - Throws: ``AppSyncError`` (409) when another live local object holds the same primary key.
+    @discardableResult
+    public func save(_ typeName: String, guid: String? = nil, fields: [String: SyncValue]) async throws -> String {
+        let type = try self.type(typeName)
+        if let reserved = fields.keys.first(where: { AppSyncObject.protocolFields.contains($0) }) {
+            throw AppSyncError.invalid("\(reserved) is a protocol field")
+        }
+        let guid = guid ?? UUID().uuidString
+        let now = wholeSeconds(clock.now())
+        try await store.transaction(for: account) { tx in
+            let existing = try await tx.record(StoredObject.key(typeName, guid)).map { try StoredObject.object($0.record).object }
+            let object = AppSyncObject(
+                guid: guid, fields: fields, timestampCreated: existing?.timestampCreated ?? now, timestampLastUpdate: now)
+            if let primaryKey = type.primaryKeyValue(of: object),
+                let owner = try await StoredObject.owner(of: primaryKey, type: typeName, in: tx), owner != guid
+            {
+                throw AppSyncError(status: 409, message: "object \(owner) already has this primary key")
+            }
+            try await StoredObject.put(
+                object, replacing: existing, type: type, counter: try await Self.nextCounter(tx), in: tx)
+        }
+        return guid
+    }
+
+    /// Soft-deletes an object (`isdeleted` = 1) as a local change.
+    public func delete(_ typeName: String, guid: String) async throws {
+        let type = try self.type(typeName)
+        let now = wholeSeconds(clock.now())
+        try await store.transaction(for: account) { tx in
+            guard let stored = try await tx.record(StoredObject.key(typeName, guid)) else {
+                throw AppSyncError(status: 404, message: "no \(typeName) \(guid)")
+            }
+            let existing = try StoredObject.object(stored.record).object
+            var deleted = existing
+            deleted.isDeleted = true
+            deleted.timestampLastUpdate = now
+            try await StoredObject.put(
+                deleted, replacing: existing, type: type, counter: try await Self.nextCounter(tx), in: tx)
+        }
+    }
+
+    /// The object `guid`, deleted or not.
+    public func object(_ typeName: String, guid: String) async throws -> AppSyncObject? {
+        try await store.transaction(for: account) { tx in
+            try await tx.record(StoredObject.key(typeName, guid)).map { try StoredObject.object($0.record).object }
+        }
+    }
+
+    /// The live objects of a type, in guid order.
+    public func objects(_ typeName: String) async throws -> [AppSyncObject] {
+        try await allStored(typeName).map(\.object).filter { !$0.isDeleted }
+    }
+
+    /// The client's counter, and per type its `counter_lastsync` and `servercounter_lastsync`.
+    public func counters(_ typeName: String) async throws -> (counter: Int64, counterLastSync: Int64, serverCounterLastSync: Int64) {
+        try await store.transaction(for: account) { tx in
+            (
+                try await tx.metadata("counter", for: Self.state)?.integerValue ?? 0,
+                try await tx.metadata("counter_lastsync/" + typeName, for: Self.state)?.integerValue ?? 0,
+                try await tx.metadata("servercounter_lastsync/" + typeName, for: Self.state)?.integerValue ?? 0
+            )
+        }
+    }
+
+    // MARK: Sync
+
+    /// What one sync did.
+    public struct Report: Sendable, Hashable {
+        /// Server versions written locally.
+        public var downloaded = 0
+        /// Objects sent to the server.
+        public var uploaded = 0
+        /// Conflicts handed to the policy (same guid or same primary key).
+        public var conflicts = 0
+        /// Objects the server refused, with its reasons; they stay dirty.
+        public var rejected: [String: String] = [:]
+    }
+
+    /// Downloads, then uploads, every type.
+    @discardableResult
+    public func doSync() async throws -> Report {
+        var report = Report()
+        for name in types.keys.sorted() {
+            try await syncFromServer(name, into: &report)
+            try await syncToServer(name, into: &report)
+        }
+        return report
+    }
+
+    /// Forgets both sync counters, then syncs: everything is downloaded and every local object uploaded.
+    @discardableResult
+    public func fullSync() async throws -> Report {
+        try await store.transaction(for: account) { tx in
+            for name in self.types.keys {
+                try await tx.setMetadata(nil, "counter_lastsync/" + name, for: Self.state)
+                try await tx.setMetadata(nil, "servercounter_lastsync/" + name, for: Self.state)
+            }
+        }
+        return try await doSync()
+    }
+
+    private func syncFromServer(_ name: String, into report: inout Report) async throws {
+        let type = try self.type(name)
+        while true {
+            let from = try await counters(name).serverCounterLastSync
+            let response = try await send(SyncRequest(method: .get, path: "\(basePath)/\(name)/list/\(from)", accept: codec.primaryMediaType))
+            let answer = try decode(response)
+            guard case .array(let items)? = answer["objects"], let serverCounter = answer["result"]?["servercounter"]?.integerValue
+            else { throw AppSyncError(status: response.status, message: "the list answer lacks objects or result.servercounter") }
+            let remote = try items.enumerated().map { try AppSyncObject($1, at: "objects[\($0)]") }
+            let (downloaded, conflicts) = try await store.transaction(for: account) { tx in
+                var downloaded = 0
+                var conflicts = 0
+                let lastSync = try await tx.metadata("counter_lastsync/" + name, for: Self.state)?.integerValue ?? 0
+                for object in remote {
+                    switch try await self.applyDownloaded(object, type: type, counterLastSync: lastSync, in: tx) {
+                    case .unchanged: break
+                    case .written: downloaded += 1
+                    case .conflict(let wrote):
+                        conflicts += 1
+                        if wrote { downloaded += 1 }
+                    }
+                }
+                try await tx.setMetadata(.integer(serverCounter), "servercounter_lastsync/" + name, for: Self.state)
+                return (downloaded, conflicts)
+            }
+            report.downloaded += downloaded
+            report.conflicts += conflicts
+            if answer["result"]?["more"] != .bool(true) { return }
+        }
+    }
+
+    private enum Applied { case unchanged, written, conflict(wrote: Bool) }
+
+    private func applyDownloaded(
+        _ remote: AppSyncObject, type: AppSyncObjectType, counterLastSync: Int64, in tx: any StoreTransaction
+    ) async throws -> Applied {
+        let key = StoredObject.key(type.name, remote.guid)
+        if let stored = try await tx.record(key) {
+            let (local, counter) = try StoredObject.object(stored.record)
+            if local == remote { return .unchanged }
+            guard counter > counterLastSync else {
+                try await StoredObject.put(remote, replacing: local, type: type, counter: counter, in: tx)
+                return .written
+            }
+            let resolution = await policy.resolve(
+                Conflict(local: Self.record(local, type, node: "client"), remote: Self.record(remote, type, node: "server"),
+                    resolvingSide: .client))
+            switch resolution {
+            case .keepLocal, .keepBoth, .deferred:
+                return .conflict(wrote: false)
+            case .takeRemote:
+                try await StoredObject.put(remote, replacing: local, type: type, counter: 0, in: tx)
+            case .merged(let merged):
+                var object = remote
+                object.fields = merged.fields.filter { !AppSyncObject.protocolFields.contains($0.key) }
+                object.isDeleted = merged.isDeleted
+                object.timestampLastUpdate = max(local.timestampLastUpdate, remote.timestampLastUpdate)
+                try await StoredObject.put(object, replacing: local, type: type, counter: try await Self.nextCounter(tx), in: tx)
+            }
+            return .conflict(wrote: true)
+        }
+        if !remote.isDeleted, let primaryKey = type.primaryKeyValue(of: remote),
+            let owner = try await StoredObject.owner(of: primaryKey, type: type.name, in: tx),
+            let ownerStored = try await tx.record(StoredObject.key(type.name, owner))
+        {
+            let (local, _) = try StoredObject.object(ownerStored.record)
+            let resolution = await policy.resolve(
+                Conflict(local: Self.record(local, type, node: "client"), remote: Self.record(remote, type, node: "server"),
+                    resolvingSide: .client))
+            var retired = local
+            retired.isDeleted = true
+            retired.timestampLastUpdate = max(local.timestampLastUpdate, wholeSeconds(clock.now()))
+            try await StoredObject.put(retired, replacing: local, type: type, counter: try await Self.nextCounter(tx), in: tx)
+            switch resolution {
+            case .takeRemote, .keepBoth, .deferred:
+                try await StoredObject.put(remote, replacing: nil, type: type, counter: 0, in: tx)
+            case .keepLocal, .merged:
+                var object = remote
+                if case .merged(let merged) = resolution {
+                    object.fields = merged.fields.filter { !AppSyncObject.protocolFields.contains($0.key) }
+                } else {
+                    object.fields = local.fields
+                }
+                object.timestampLastUpdate = max(local.timestampLastUpdate, remote.timestampLastUpdate)
+                try await StoredObject.put(object, replacing: nil, type: type, counter: try await Self.nextCounter(tx), in: tx)
+            }
+            return .conflict(wrote: true)
+        }
+        try await StoredObject.put(remote, replacing: nil, type: type, counter: 0, in: tx)
+        return .written
+    }
+
+    private func syncToServer(_ name: String, into report: inout Report) async throws {
+        let (counterNow, lastSync, serverLastSync) = try await counters(name)
+        let dirty = try await allStored(name).filter { $0.counter > lastSync }
+        guard !dirty.isEmpty else { return }
+        let body: SyncValue = ["objects": .array(dirty.map(\.object.value))]
+        let response = try await send(
+            SyncRequest(
+                method: .post, path: "\(basePath)/\(name)/update", contentType: codec.primaryMediaType,
+                accept: codec.primaryMediaType, body: try codec.encode(body)))
+        let result = try decode(response)["result"]
+        guard let serverCounter = result?["servercounter"]?.integerValue else {
+            throw AppSyncError(status: response.status, message: "the update answer lacks result.servercounter")
+        }
+        var rejected: [String: String] = [:]
+        for entry in result?["rejected"]?.arrayValue ?? [] {
+            if let guid = entry["guid"]?.stringValue { rejected[guid] = entry["reason"]?.stringValue ?? "refused" }
+        }
+        let before = result?["servercounter_before"]?.integerValue
+        let type = try self.type(name)
+        let stillDirty = rejected
+        try await store.transaction(for: account) { tx in
+            for guid in stillDirty.keys.sorted() {
+                guard let stored = try await tx.record(StoredObject.key(name, guid)) else { continue }
+                let (object, counter) = try StoredObject.object(stored.record)
+                if counter <= counterNow {
+                    try await StoredObject.put(object, replacing: object, type: type, counter: try await Self.nextCounter(tx), in: tx)
+                }
+            }
+            try await tx.setMetadata(.integer(counterNow), "counter_lastsync/" + name, for: Self.state)
+            if before == serverLastSync {
+                try await tx.setMetadata(.integer(serverCounter), "servercounter_lastsync/" + name, for: Self.state)
+            }
+        }
+        report.uploaded += dirty.count - rejected.count
+        report.rejected.merge(rejected) { _, new in new }
+    }
+
+    // MARK: Helpers
+
+    private func type(_ name: String) throws -> AppSyncObjectType {
+        guard let type = types[name] else { throw AppSyncError(status: 404, message: "'\(name)' is not a type this client syncs") }
+        return type
+    }
+
+    private func allStored(_ name: String) async throws -> [(object: AppSyncObject, counter: Int64)] {
+        try await store.transaction(for: account) { tx in
+            var all: [(AppSyncObject, Int64)] = []
+            var after: RecordID?
+            while true {
+                let page = try await tx.records(in: StoredObject.collection(name), after: after, limit: 1_000)
+                for stored in page { all.append(try StoredObject.object(stored.record)) }
+                guard let last = page.last, page.count == 1_000 else { return all }
+                after = last.record.id
+            }
+        }
+    }
+
+    private static func nextCounter(_ tx: any StoreTransaction) async throws -> Int64 {
+        let next = (try await tx.metadata("counter", for: state)?.integerValue ?? 0) + 1
+        try await tx.setMetadata(.integer(next), "counter", for: state)
+        return next
+    }
+
+    private static func record(_ object: AppSyncObject, _ type: AppSyncObjectType, node: PeerID) -> SyncRecord {
+        SyncRecord(
+            collection: StoredObject.collection(type.name), id: RecordID(object.guid), fields: object.fields,
+            isDeleted: object.isDeleted, version: RecordVersion(modifiedAt: object.timestampLastUpdate, node: node))
+    }
+
+    private func send(_ request: SyncRequest) async throws -> SyncResponse {
+        let response = try await transport.send(request)
+        guard response.isSuccess else {
+            throw AppSyncError(status: response.status, message: String(decoding: response.body.prefix(2_000), as: UTF8.self))
+        }
+        return response
+    }
+
+    private func decode(_ response: SyncResponse) throws -> SyncValue {
+        try codec.decode(response.body)
+    }
+
+    private func wholeSeconds(_ date: Date) -> Date {
+        Date(timeIntervalSince1970: date.timeIntervalSince1970.rounded(.down))
+    }
+}
