@@ -114,6 +114,10 @@ let package = Package(
             ]
         ),
         .testTarget(
+            name: "AppSyncTests",
+            dependencies: ["SyncCore", "AppSync", "SyncTesting", "SyncHTTP", "SyncJSON"]
+        ),
+        .testTarget(
             name: "SyncHTTPTests",
             dependencies: [
                 "SyncCore", "SyncJSON", "SyncHTTP", "SyncTesting",

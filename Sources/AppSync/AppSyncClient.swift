@@ -154,6 +154,9 @@ public actor AppSyncClient {
         public var conflicts = 0
         /// Objects the server refused, with its reasons; they stay dirty.
         public var rejected: [String: String] = [:]
+
+        /// An empty report.
+        public init() {}
     }
 
     /// Downloads, then uploads, every type.

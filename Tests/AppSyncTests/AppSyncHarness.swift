@@ -1,0 +1,72 @@
+import AppSync
+import FoundationEssentials
+import SyncCore
+import SyncHTTP
+import SyncJSON
+import Synchronization
+
+/// A wall clock the test moves by hand, in whole seconds.
+final class StepClock: WallClock {
+    private let seconds: Mutex<Double>
+    init(_ start: Double = 1_700_000_000) { seconds = Mutex(start) }
+    func now() -> Date { seconds.withLock { Date(timeIntervalSince1970: $0) } }
+    func advance(_ by: Double = 1) { seconds.withLock { $0 += by } }
+}
+
+/// Counts requests by method, as a middleware.
+final class RequestLog: SyncClientMiddleware, Sendable {
+    private let entries = Mutex<[String]>([])
+    var requests: [String] { entries.withLock { $0 } }
+    func clear() { entries.withLock { $0 = [] } }
+    func intercept(_ request: SyncRequest, next: @Sendable (SyncRequest) async throws -> SyncResponse) async throws
+        -> SyncResponse
+    {
+        entries.withLock { $0.append("\(request.method) \(request.pathWithoutQuery)") }
+        return try await next(request)
+    }
+}
+
+/// A server on a memory store, reached over HTTP on a loopback port, and clients on memory stores.
+struct AppSyncHarness {
+    static let booking = AppSyncObjectType("booking")
+    let serverStore = MemoryStore()
+    let account: AccountID = "ada"
+    let clock = StepClock()
+
+    var server: AppSyncServer { AppSyncServer(store: serverStore, codecs: CodecSet([JSONCodec()]), types: [Self.booking]) }
+
+    func client(_ transport: any SyncClientTransport, policy: any ConflictPolicy) -> AppSyncClient {
+        AppSyncClient(store: MemoryStore(), transport: transport, codec: JSONCodec(), types: [Self.booking], policy: policy, clock: clock)
+    }
+
+    /// The server's live objects, by guid.
+    func serverObjects() async throws -> [String: AppSyncObject] {
+        let response = try await LoopbackTransport(
+            service: ServiceRouter().mounting(server, at: "/rest"), authenticator: SingleAccountAuthenticator(account: account)
+        ).send(SyncRequest(method: .get, path: "/rest/booking/list/0"))
+        let items = try JSONCodec().decode(response.body)["objects"]?.arrayValue ?? []
+        var objects: [String: AppSyncObject] = [:]
+        for item in items {
+            let object = try AppSyncObject(item, at: "")
+            if !object.isDeleted { objects[object.guid] = object }
+        }
+        return objects
+    }
+
+    /// Runs `body` with a transport to the server over real HTTP.
+    func withHTTP<R: Sendable>(_ body: (any SyncClientTransport) async throws -> R) async throws -> R {
+        try await HTTPSyncServer.withRunningServer(
+            service: ServiceRouter().mounting(server, at: "/rest"), authenticator: SingleAccountAuthenticator(account: account)
+        ) { baseURL in
+            try await body(HTTPClientTransport(baseURL: baseURL))
+        }
+    }
+
+    /// Saves an object on the server side, as a back-office edit.
+    func serverSave(guid: String, fields: [String: SyncValue], deleted: Bool = false) async throws {
+        let now = clock.now()
+        try await server.save(
+            AppSyncObject(guid: guid, fields: fields, isDeleted: deleted, timestampCreated: now, timestampLastUpdate: now),
+            type: "booking", account: account)
+    }
+}
