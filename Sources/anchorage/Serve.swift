@@ -1,3 +1,4 @@
+import AppSync
 import Aquasync
 import ArgumentParser
 import Foundation
@@ -11,7 +12,8 @@ struct Serve: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         abstract: "Run a sync server over HTTP.",
         discussion: """
-            Mounts every stack built so far (Aquasync at /deltas) on one HTTP server. Requests
+            Mounts every stack built so far on one HTTP server: Aquasync at /deltas, appSync at
+            /rest (object types from --appsync-type). Requests
             authenticate with HTTP Basic or a bearer token from the users file (see `anchorage users`).
             Stops on SIGINT or SIGTERM after finishing the requests in flight.
             """
@@ -28,6 +30,11 @@ struct Serve: AsyncParsableCommand {
 
     @Option(help: "The users file (create it with `anchorage users add`).")
     var users = "users.txt"
+
+    @Option(
+        name: .customLong("appsync-type"),
+        help: "An appSync object type as NAME or NAME:FIELD+FIELD (its primary key; 'pk' by default). Repeatable.")
+    var appSyncTypes: [String] = ["booking"]
 
     @Option(help: "The largest request body accepted, in bytes.")
     var maxRequestBytes = 64 << 20
@@ -47,14 +54,27 @@ struct Serve: AsyncParsableCommand {
         let syncStore = try store.open()
         let router = ServiceRouter()
             .mounting(AquasyncServer(store: syncStore, codecs: CodecChoice.allCodecs), at: "/deltas")
+            .mounting(
+                AppSyncServer(store: syncStore, codecs: CodecChoice.allCodecs, types: try appSyncTypes.map(AppSyncObjectType.init(argument:))),
+                at: "/rest")
         let server = HTTPSyncServer(
             service: router, authenticator: authenticator,
             configuration: .init(host: host, port: port, maxRequestBytes: maxRequestBytes), logger: logger,
             onRunning: { [host, store] port in
-                FileHandle.standardOutput.write(Data("anchorage \(AnchorageVersion.current) serving on http://\(host):\(port) (store \(store); Aquasync at /deltas)\n".utf8))
+                FileHandle.standardOutput.write(Data("anchorage \(AnchorageVersion.current) serving on http://\(host):\(port) (store \(store); Aquasync at /deltas, appSync at /rest)\n".utf8))
             })
         try await server.runService()
     }
 }
 
 extension Logger.Level: @retroactive ExpressibleByArgument {}
+
+extension AppSyncObjectType {
+    /// Reads `NAME` or `NAME:FIELD+FIELD` from the command line.
+    init(argument: String) throws {
+        let parts = argument.split(separator: ":", maxSplits: 1).map(String.init)
+        guard let name = parts.first, !name.isEmpty else { throw ValidationError("'\(argument)' is not NAME or NAME:FIELD+FIELD") }
+        let key = parts.count == 2 ? parts[1].split(separator: "+").map(String.init) : ["pk"]
+        self.init(name, primaryKey: key)
+    }
+}

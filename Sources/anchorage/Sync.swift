@@ -1,3 +1,4 @@
+import AppSync
 import Aquasync
 import ArgumentParser
 import Foundation
@@ -16,6 +17,19 @@ struct Sync: AsyncParsableCommand {
 
     enum Stack: String, ExpressibleByArgument, CaseIterable {
         case aquasync
+        case appsync
+    }
+
+    enum Priority: String, ExpressibleByArgument, CaseIterable {
+        case server, client, timestamp
+
+        var policy: any ConflictPolicy {
+            switch self {
+            case .server: ServerWinsPolicy()
+            case .client: ClientWinsPolicy()
+            case .timestamp: NewestWinsPolicy()
+            }
+        }
     }
 
     @Option(help: "The sync protocol.")
@@ -33,6 +47,12 @@ struct Sync: AsyncParsableCommand {
     @Option(help: "The account to sync as.")
     var user: String?
 
+    @Option(name: .customLong("appsync-type"), help: "appSync: an object type as NAME or NAME:FIELD+FIELD. Repeatable.")
+    var appSyncTypes: [String] = ["booking"]
+
+    @Option(help: "appSync: who wins a conflict.")
+    var priority: Priority = .timestamp
+
     func run() async throws {
         guard let url = URL(string: server), url.scheme == "http" || url.scheme == "https" else {
             throw ValidationError("--server must be an http:// or https:// address")
@@ -45,11 +65,23 @@ struct Sync: AsyncParsableCommand {
             transport = transport.with(
                 CredentialsMiddleware(.basic(username: user, password: environment["ANCHORAGE_PASSWORD"] ?? "")))
         }
-        let client = AquasyncClient(store: try store.open(), transport: transport, codec: codec.codec)
+        let localStore = try store.open()
         do {
-            let report = try await client.sync()
-            print("synced with \(server) in \(codec.rawValue): pulled \(report.pulled), pushed \(report.pushed), latest UST \(try await client.latestUST())")
+            switch stack {
+            case .aquasync:
+                let client = AquasyncClient(store: localStore, transport: transport, codec: codec.codec)
+                let report = try await client.sync()
+                print("synced with \(server) in \(codec.rawValue): pulled \(report.pulled), pushed \(report.pushed), latest UST \(try await client.latestUST())")
+            case .appsync:
+                let client = AppSyncClient(
+                    store: localStore, transport: transport, codec: codec.codec,
+                    types: try appSyncTypes.map(AppSyncObjectType.init(argument:)), policy: priority.policy)
+                let report = try await client.doSync()
+                print("synced with \(server) in \(codec.rawValue): downloaded \(report.downloaded), uploaded \(report.uploaded), conflicts \(report.conflicts), rejected \(report.rejected.count)")
+            }
         } catch let error as AquasyncClientError {
+            throw failure("sync failed: \(error)", code: 69)
+        } catch let error as AppSyncError {
             throw failure("sync failed: \(error)", code: 69)
         } catch let error as TransportError {
             throw failure("sync failed: \(error)", code: 69)
