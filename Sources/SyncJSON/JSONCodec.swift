@@ -12,7 +12,11 @@ public import SyncCore
 ///
 /// ## Decoding
 /// The decoder is strict: exactly one value with optional surrounding white
-/// space; valid UTF-8 throughout; no duplicate keys in an object; no leading
+/// space and nothing after it; valid UTF-8 throughout (no overlong forms, no
+/// encoded surrogates, nothing truncated) and no byte order mark; no raw
+/// control characters in strings; no lone surrogates in `\u` escapes; no
+/// duplicate keys in an object (keys compare as Swift strings, so two
+/// canonically equivalent spellings count as the same key); no leading
 /// zeros, `NaN` or `Infinity`. An integer becomes
 /// ``SyncCore/SyncValue/integer(_:)`` when it fits `Int64`,
 /// ``SyncCore/SyncValue/unsignedInteger(_:)`` when it fits `UInt64` above
@@ -24,12 +28,16 @@ public import SyncCore
 /// ## Encoding
 /// Output is compact and deterministic: no white space, object keys sorted
 /// by their UTF-8 bytes, non-ASCII text written as raw UTF-8, U+2028 and
-/// U+2029 escaped. Reals use the shortest text that reads back to the same
-/// `Double` and always look like reals (`3.0`, `1e+300`). JSON has no date
-/// or data type, so a ``SyncCore/SyncValue/date(_:)`` travels as an ISO 8601
-/// UTC string (`2024-05-01T12:30:00Z`, with up to six fraction digits when the
-/// date has a fraction of a second) and a ``SyncCore/SyncValue/data(_:)`` as
-/// a padded standard base64 string; both decode as strings.
+/// U+2029 escaped. Reals use the fewest digits that read back to the same
+/// `Double` and always look like reals: positional from 1e-4 up to 1e16
+/// (`3.0`, `0.0001`), with an exponent outside that (`1e-05`, `1e+300`).
+/// The bytes are those of Python's `json.dumps(value, sort_keys=True,
+/// separators=(",", ":"), ensure_ascii=False)`, but for the escaped U+2028
+/// and U+2029. JSON has no date or data type, so a
+/// ``SyncCore/SyncValue/date(_:)`` travels as an ISO 8601 UTC string
+/// (`2024-05-01T12:30:00Z`, with up to six fraction digits when the date has
+/// a fraction of a second) and a ``SyncCore/SyncValue/data(_:)`` as a padded
+/// standard base64 string; both decode as strings.
 public struct JSONCodec: SyncCodec {
     /// The limits the decoder enforces; the encoder enforces the depth limit too.
     public var limits: CodecLimits

@@ -28,22 +28,46 @@ extension JSONWriter {
         bytes[position] = JSONByte.zero + UInt8(remaining)
     }
 
-    /// Appends a finite real in the shortest form that reads back to the same
-    /// `Double`, always recognisable as a real (`3.0`, `1e+16`, `5e-324`).
+    /// Appends a finite real with the fewest digits that read back to the same
+    /// `Double`, always recognisable as a real: positional from 1e-4 up to
+    /// 1e16 (`0.0001`, `3.0`, `9007199254740994.0`), with an exponent outside
+    /// that (`1e-05`, `1e+16`, `5e-324`) — the layout of Python's `repr`.
     /// - Throws: ``CodecError/Code/unsupportedValue`` for infinity and NaN.
     mutating func writeReal(_ value: Double) throws(CodecError) {
         guard value.isFinite else {
             throw .unsupportedValue("JSON cannot carry the non-finite real \(value)")
         }
-        // The standard library's text for a finite `Double` is the shortest that
-        // reads back exactly: digits, a '.', or an exponent with an explicit
-        // sign, all valid JSON. Written through a stream, it arrives as bytes
-        // without becoming a `String` first.
+        // The standard library's text for a finite `Double` has the fewest
+        // digits that read back exactly: digits, a '.', or an exponent with an
+        // explicit sign, all valid JSON. Written through a stream, it arrives
+        // as bytes without becoming a `String` first.
+        let start = bytes.count
         var sink = RealTextSink(bytes: bytes)
         bytes = []
         value.write(to: &sink)
         bytes = sink.bytes
-        if !sink.looksReal { appendASCII(".0") }
+        if !sink.looksReal {
+            appendASCII(".0")
+        } else if bytes.count - start >= 5, bytes[(bytes.count - 4)...].elementsEqual("e+15".utf8) {
+            expandExponent15(from: start)
+        }
+    }
+
+    /// Rewrites `d.ddde+15` (which the standard library uses from 2^53 on) as
+    /// the 16-digit integer it is, followed by `.0`, as for the other reals below 1e16.
+    private mutating func expandExponent15(from start: Int) {
+        var digits: [UInt8] = []
+        digits.reserveCapacity(16)
+        let negative = bytes[start] == JSONByte.minus
+        for byte in bytes[(negative ? start + 1 : start)..<(bytes.count - 4)] where byte != JSONByte.dot {
+            digits.append(byte)
+        }
+        // Every double from 2^53 up is an integer, so there are at most 16 digits.
+        guard digits.count <= 16 else { return }
+        bytes.removeSubrange((negative ? start + 1 : start)...)
+        bytes.append(contentsOf: digits)
+        bytes.append(contentsOf: repeatElement(JSONByte.zero, count: 16 - digits.count))
+        appendASCII(".0")
     }
 }
 
