@@ -105,7 +105,9 @@ let package = Package(
         .testTarget(name: "SyncBinaryPlistTests", dependencies: ["SyncCore", "SyncBinaryPlist", "SyncTesting"]),
         .testTarget(
             name: "SyncMessagePackTests", dependencies: ["SyncCore", "SyncMessagePack", "SyncTesting", "SyncJSON"]),
-        .testTarget(name: "SyncSQLiteTests", dependencies: ["SyncCore", "SyncSQLite", "SyncTesting"]),
+        .testTarget(
+            name: "SyncSQLiteTests",
+            dependencies: ["SyncCore", "SyncSQLite", "SyncTesting", .product(name: "GRDB", package: "GRDB.swift")]),
         .testTarget(
             name: "AquasyncTests",
             dependencies: [

@@ -5,7 +5,7 @@ public import SyncCore
 /// Mount it at `/deltas` in a ``ServiceRouter`` served by any transport:
 ///
 /// ```swift
-/// let server = AquasyncServer(store: SQLiteStore(path: "sync.sqlite"), codecs: codecs)
+/// let server = AquasyncServer(store: try SQLiteStore(path: "sync.sqlite"), codecs: codecs)
 /// let router = ServiceRouter().mounting(server, at: "/deltas")
 /// ```
 ///

@@ -1,7 +1,12 @@
 import ArgumentParser
 import SyncCore
+import SyncSQLite
 
-/// Opens the SQLite store at `path`.
+/// Opens the SQLite store at `path`, creating it when missing.
 func openSQLiteStore(path: String) throws -> any SyncStore {
-    throw ValidationError("the SQLite store is not part of this build yet; use --store memory")
+    do {
+        return try SQLiteStore(path: path)
+    } catch {
+        throw failure("cannot open the SQLite store at \(path): \(error)", code: 74)
+    }
 }

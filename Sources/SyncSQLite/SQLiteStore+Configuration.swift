@@ -1,0 +1,69 @@
+extension SQLiteStore {
+    /// How a ``SQLiteStore`` opens and uses its database.
+    ///
+    /// ```swift
+    /// var configuration = SQLiteStore.Configuration()
+    /// configuration.durability = .normal   // a cache that may lose its last commits on power loss
+    /// let store = try SQLiteStore(path: "cache.sqlite", configuration: configuration)
+    /// ```
+    public struct Configuration: Sendable {
+        /// When a commit reaches the disk; ``Durability/full`` unless changed.
+        public var durability: Durability
+        /// How long a write waits for another process that holds the database's write lock
+        /// before failing with ``SyncCore/StoreError/Code/conflict``.
+        public var busyTimeout: Duration
+        /// How many reading connections the store keeps open at most (a file database).
+        public var maximumReaderCount: Int
+        /// How many times a transaction runs its body when another process keeps
+        /// changing the same account before it can commit; at least 1.
+        public var maximumAttempts: Int
+
+        /// Makes a configuration.
+        /// - Parameters:
+        ///   - durability: when a commit reaches the disk.
+        ///   - busyTimeout: how long to wait for another process's write lock.
+        ///   - maximumReaderCount: the most reading connections open at once.
+        ///   - maximumAttempts: how many times a transaction body runs before giving up on conflicts.
+        public init(
+            durability: Durability = .full,
+            busyTimeout: Duration = .seconds(10),
+            maximumReaderCount: Int = 5,
+            maximumAttempts: Int = 10
+        ) {
+            self.durability = durability
+            self.busyTimeout = busyTimeout
+            self.maximumReaderCount = maximumReaderCount
+            self.maximumAttempts = maximumAttempts
+        }
+    }
+
+    /// When a committed transaction reaches the disk: the value of SQLite's
+    /// `PRAGMA synchronous` in write-ahead-log mode.
+    ///
+    /// Both levels survive the process being killed at any point (`SIGKILL`,
+    /// a crash): a transaction that committed is there after reopening, one
+    /// that did not is not. They differ on power loss and operating-system
+    /// crashes only.
+    public struct Durability: Hashable, Sendable, CustomStringConvertible {
+        /// The `PRAGMA synchronous` value.
+        let pragmaValue: String
+
+        /// Every commit is flushed to the disk before the transaction returns
+        /// (`synchronous = FULL`): a committed transaction survives power loss.
+        ///
+        /// The default, because a sync store hands out positions: when the
+        /// last commits vanish on power loss, their positions are handed out
+        /// again to different writes, and a peer that had already read the
+        /// lost ones would silently skip the new ones.
+        public static let full = Durability(pragmaValue: "FULL")
+
+        /// Commits are flushed at checkpoints only (`synchronous = NORMAL`):
+        /// faster, still consistent after power loss, but the last commits
+        /// before it may be rolled back. For caches and for data that can be
+        /// fetched again.
+        public static let normal = Durability(pragmaValue: "NORMAL")
+
+        /// The `PRAGMA synchronous` value, `FULL` or `NORMAL`.
+        public var description: String { pragmaValue }
+    }
+}

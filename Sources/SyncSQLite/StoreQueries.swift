@@ -1,0 +1,231 @@
+import FoundationEssentials
+import GRDB
+import SyncCore
+
+/// The SQL of ``SQLiteStore``: every statement names the account, so no
+/// query can return another account's rows.
+enum StoreQueries {
+    /// The columns a ``StoredRecord`` is read from, in the order ``storedRecord(_:)`` expects.
+    private static let recordColumns = "collection, record_id, position, is_deleted, modified_at, node, fields"
+    /// The id of the account named by the statement's first argument.
+    private static let accountIDOfName = "(SELECT id FROM account WHERE name = ?)"
+    /// The most collections a change query binds as parameters; larger filters are applied while scanning.
+    static let maximumBoundCollections = 256
+
+    // MARK: Reading
+
+    /// How many transactions of `account` have committed (0 before the first).
+    static func revision(of account: AccountID, _ db: Database) throws -> Int64 {
+        let statement = try db.cachedStatement(sql: "SELECT revision FROM account WHERE name = ?")
+        return try Int64.fetchOne(statement, arguments: [account.rawValue]) ?? 0
+    }
+
+    /// The position of the latest record write of `account`.
+    static func latestPosition(of account: AccountID, _ db: Database) throws -> ChangePosition {
+        let statement = try db.cachedStatement(sql: "SELECT last_position FROM account WHERE name = ?")
+        return try ChangePosition(position(Int64.fetchOne(statement, arguments: [account.rawValue]) ?? 0))
+    }
+
+    /// The committed record at `key`, tombstone included.
+    static func record(_ key: RecordKey, of account: AccountID, _ db: Database) throws -> StoredRecord? {
+        let statement = try db.cachedStatement(
+            sql: """
+                SELECT \(recordColumns) FROM record
+                WHERE account_id = \(accountIDOfName) AND collection = ? AND record_id = ?
+                """)
+        let row = try Row.fetchOne(
+            statement, arguments: [account.rawValue, key.collection.rawValue, key.id.rawValue])
+        return try row.map(storedRecord)
+    }
+
+    /// Up to `limit` committed records of `collection` with ids after `id`, in id order.
+    static func records(
+        in collection: CollectionID, after id: RecordID?, limit: Int, of account: AccountID, _ db: Database
+    ) throws -> [StoredRecord] {
+        let rows: [Row]
+        if let id {
+            let statement = try db.cachedStatement(
+                sql: """
+                    SELECT \(recordColumns) FROM record
+                    WHERE account_id = \(accountIDOfName) AND collection = ? AND record_id > ?
+                    ORDER BY record_id LIMIT ?
+                    """)
+            rows = try Row.fetchAll(
+                statement, arguments: [account.rawValue, collection.rawValue, id.rawValue, Int64(limit)])
+        } else {
+            let statement = try db.cachedStatement(
+                sql: """
+                    SELECT \(recordColumns) FROM record
+                    WHERE account_id = \(accountIDOfName) AND collection = ?
+                    ORDER BY record_id LIMIT ?
+                    """)
+            rows = try Row.fetchAll(statement, arguments: [account.rawValue, collection.rawValue, Int64(limit)])
+        }
+        return try rows.map(storedRecord)
+    }
+
+    /// The committed records of `account` written after `position`, in order of position.
+    static func changes(
+        of account: AccountID, after position: ChangePosition, in collections: Set<CollectionID>?, limit: Int,
+        _ db: Database
+    ) throws -> ChangeBatch {
+        let after = Int64(clamping: position.rawValue)
+        // One more than asked tells whether more follow.
+        let fetchCount = Int64(clamping: limit) == .max ? Int64.max : Int64(limit) + 1
+        let stored: [StoredRecord]
+        if let collections, collections.isEmpty {
+            stored = []
+        } else if let collections, collections.count <= maximumBoundCollections {
+            let names = collections.map(\.rawValue).sorted()
+            let placeholders = Array(repeating: "?", count: names.count).joined(separator: ", ")
+            let statement = try db.cachedStatement(
+                sql: """
+                    SELECT \(recordColumns) FROM record
+                    WHERE account_id = \(accountIDOfName) AND position > ? AND collection IN (\(placeholders))
+                    ORDER BY position LIMIT ?
+                    """)
+            let arguments = StatementArguments([account.rawValue, after] as [any DatabaseValueConvertible])
+                + StatementArguments(names) + StatementArguments([fetchCount])
+            stored = try Row.fetchAll(statement, arguments: arguments).map(storedRecord)
+        } else {
+            stored = try scanChanges(of: account, after: after, in: collections, count: fetchCount, db)
+        }
+        let hasMore = stored.count > limit
+        let records = hasMore ? Array(stored.prefix(limit)) : stored
+        return ChangeBatch(records: records, lastPosition: records.last?.position ?? position, hasMore: hasMore)
+    }
+
+    /// Up to `count` changes after `after`, filtered by `collections` in Swift
+    /// (for filters with too many collections to bind).
+    private static func scanChanges(
+        of account: AccountID, after: Int64, in collections: Set<CollectionID>?, count: Int64, _ db: Database
+    ) throws -> [StoredRecord] {
+        let statement = try db.cachedStatement(
+            sql: """
+                SELECT \(recordColumns) FROM record
+                WHERE account_id = \(accountIDOfName) AND position > ?
+                ORDER BY position
+                """)
+        let cursor = try Row.fetchCursor(statement, arguments: [account.rawValue, after])
+        var found: [StoredRecord] = []
+        while Int64(found.count) < count, let row = try cursor.next() {
+            let stored = try storedRecord(row)
+            if collections?.contains(stored.record.collection) ?? true { found.append(stored) }
+        }
+        return found
+    }
+
+    /// The committed metadata value of `account` for `peer` under `key`.
+    static func metadata(_ key: String, for peer: PeerID, of account: AccountID, _ db: Database) throws -> SyncValue? {
+        let statement = try db.cachedStatement(
+            sql: "SELECT value FROM peer_metadata WHERE account_id = \(accountIDOfName) AND peer = ? AND key = ?")
+        guard let blob = try Data.fetchOne(statement, arguments: [account.rawValue, peer.rawValue, key]) else {
+            return nil
+        }
+        return try StoredValueFormat.decode(blob)
+    }
+
+    /// The problems `PRAGMA integrity_check` and `PRAGMA foreign_key_check` find; empty when there are none.
+    static func integrityProblems(_ db: Database) throws -> [String] {
+        let integrity = try String.fetchAll(db, sql: "PRAGMA integrity_check").filter { $0 != "ok" }
+        let foreignKeys = try Row.fetchAll(db, sql: "PRAGMA foreign_key_check").map { row in
+            "foreign key violation: \(row)"
+        }
+        return integrity + foreignKeys
+    }
+
+    // MARK: Writing
+
+    /// Applies `writes` of `account` inside the caller's write transaction:
+    /// hands out positions, writes records and metadata, and counts the
+    /// account's revision up.
+    /// - Parameter expectedRevision: the revision the transaction's reads saw,
+    ///   or `nil` when it read nothing.
+    /// - Throws: ``RevisionConflict`` when another process committed to the
+    ///   account since, or an error of SQLite.
+    static func commit(
+        _ writes: PendingWrites, of account: AccountID, expectedRevision: Int64?, _ db: Database
+    ) throws {
+        let accountStatement = try db.cachedStatement(
+            sql: """
+                INSERT INTO account(name, revision) VALUES (?, 1)
+                ON CONFLICT(name) DO UPDATE SET revision = revision + 1
+                RETURNING id, last_position, revision
+                """)
+        guard let accountRow = try Row.fetchOne(accountStatement, arguments: [account.rawValue]) else {
+            throw StoreError(.corrupt, "the account row of \(account) could not be written")
+        }
+        let accountID: Int64 = try accountRow.decode(atIndex: 0)
+        var lastPosition: Int64 = try accountRow.decode(atIndex: 1)
+        let revision: Int64 = try accountRow.decode(atIndex: 2)
+        if let expectedRevision, revision - 1 != expectedRevision { throw RevisionConflict() }
+
+        let upsert = try db.cachedStatement(
+            sql: """
+                INSERT INTO record(account_id, collection, record_id, position, is_deleted, modified_at, node, fields)
+                VALUES (?, ?, ?, ?, ?, ?, ?, ?)
+                ON CONFLICT(account_id, collection, record_id) DO UPDATE SET
+                    position = excluded.position, is_deleted = excluded.is_deleted,
+                    modified_at = excluded.modified_at, node = excluded.node, fields = excluded.fields
+                """)
+        let delete = try db.cachedStatement(
+            sql: "DELETE FROM record WHERE account_id = ? AND collection = ? AND record_id = ?")
+        for (key, write) in writes.records {
+            switch write {
+            case .put(let record, let fields):
+                guard lastPosition < Int64.max else {
+                    throw StoreError(.invalidArgument, "account \(account) has used every change position")
+                }
+                lastPosition += 1
+                try upsert.execute(arguments: [
+                    accountID, key.collection.rawValue, key.id.rawValue, lastPosition, record.isDeleted,
+                    record.version.modifiedAt.timeIntervalSinceReferenceDate, record.version.node.rawValue, fields,
+                ])
+            case .purge:
+                try delete.execute(arguments: [accountID, key.collection.rawValue, key.id.rawValue])
+            }
+        }
+
+        let setMetadata = try db.cachedStatement(
+            sql: """
+                INSERT INTO peer_metadata(account_id, peer, key, value) VALUES (?, ?, ?, ?)
+                ON CONFLICT(account_id, peer, key) DO UPDATE SET value = excluded.value
+                """)
+        let removeMetadata = try db.cachedStatement(
+            sql: "DELETE FROM peer_metadata WHERE account_id = ? AND peer = ? AND key = ?")
+        for (peer, key, write) in writes.metadata {
+            if let blob = write.blob {
+                try setMetadata.execute(arguments: [accountID, peer.rawValue, key, blob])
+            } else {
+                try removeMetadata.execute(arguments: [accountID, peer.rawValue, key])
+            }
+        }
+
+        try db.cachedStatement(sql: "UPDATE account SET last_position = ? WHERE id = ?")
+            .execute(arguments: [lastPosition, accountID])
+    }
+
+    // MARK: Rows
+
+    /// The record in a row of ``recordColumns``.
+    private static func storedRecord(_ row: Row) throws -> StoredRecord {
+        let fields = try StoredValueFormat.decodeFields(row.decode(Data.self, atIndex: 6))
+        let record = try SyncRecord(
+            collection: CollectionID(row.decode(String.self, atIndex: 0)),
+            id: RecordID(row.decode(String.self, atIndex: 1)),
+            fields: fields,
+            isDeleted: row.decode(Bool.self, atIndex: 3),
+            version: RecordVersion(
+                modifiedAt: Date(timeIntervalSinceReferenceDate: row.decode(Double.self, atIndex: 4)),
+                node: PeerID(row.decode(String.self, atIndex: 5))))
+        return try StoredRecord(record: record, position: ChangePosition(position(row.decode(Int64.self, atIndex: 2))))
+    }
+
+    /// A stored position as a ``ChangePosition`` value.
+    private static func position(_ stored: Int64) throws -> UInt64 {
+        guard let position = UInt64(exactly: stored) else {
+            throw StoreError(.corrupt, "a stored change position is negative: \(stored)")
+        }
+        return position
+    }
+}

@@ -1,0 +1,271 @@
+import FoundationEssentials
+import SyncCore
+
+/// The compact binary form in which ``SQLiteStore`` keeps record fields and
+/// metadata values in `BLOB` columns.
+///
+/// A blob is one format byte (``version``) followed by one value. A value is a
+/// tag byte and its payload:
+///
+/// | tag | case | payload |
+/// |---|---|---|
+/// | 0 | null | — |
+/// | 1 | string | length (varint), UTF-8 bytes |
+/// | 2 | integer | zigzag varint |
+/// | 3 | unsigned integer | varint |
+/// | 4 | real | 8 bytes, IEEE 754 bits, little-endian |
+/// | 5, 6 | false, true | — |
+/// | 7 | date | 8 bytes: seconds since 2001-01-01 as IEEE 754 bits, little-endian |
+/// | 8 | data | length (varint), bytes |
+/// | 9 | array | count (varint), values |
+/// | 10 | dictionary | count (varint), then key (length, UTF-8) and value, keys in sorted order |
+///
+/// Varints are unsigned LEB128. Dates and reals keep every bit, so a value
+/// reads back equal to the one written. Nesting deeper than ``maxDepth`` is
+/// refused on write and reported as corrupt on read.
+enum StoredValueFormat {
+    /// The format byte every blob starts with.
+    static let version: UInt8 = 1
+    /// The deepest nesting of arrays and dictionaries stored (codecs accept 256 by default).
+    static let maxDepth = 512
+
+    private enum Tag: UInt8 {
+        case null = 0
+        case string
+        case integer
+        case unsignedInteger
+        case real
+        case falseValue
+        case trueValue
+        case date
+        case data
+        case array
+        case dictionary
+    }
+
+    // MARK: Encoding
+
+    /// The blob for `value`.
+    /// - Throws: ``StoreError/Code/invalidArgument`` when `value` nests deeper than ``maxDepth``.
+    static func encode(_ value: SyncValue) throws(StoreError) -> Data {
+        var bytes: [UInt8] = [version]
+        bytes.reserveCapacity(64)
+        try write(value, to: &bytes, depth: 0)
+        return Data(bytes)
+    }
+
+    /// The blob for a record's fields (a dictionary value).
+    /// - Throws: ``StoreError/Code/invalidArgument`` when a field nests deeper than ``maxDepth``.
+    static func encode(fields: [String: SyncValue]) throws(StoreError) -> Data {
+        var bytes: [UInt8] = [version]
+        bytes.reserveCapacity(16 + fields.count * 16)
+        try writeDictionary(fields, to: &bytes, depth: 0)
+        return Data(bytes)
+    }
+
+    private static func write(_ value: SyncValue, to bytes: inout [UInt8], depth: Int) throws(StoreError) {
+        switch value {
+        case .null:
+            bytes.append(Tag.null.rawValue)
+        case .string(let string):
+            bytes.append(Tag.string.rawValue)
+            writeString(string, to: &bytes)
+        case .integer(let integer):
+            bytes.append(Tag.integer.rawValue)
+            writeVarint(UInt64(bitPattern: (integer << 1) ^ (integer >> 63)), to: &bytes)
+        case .unsignedInteger(let integer):
+            bytes.append(Tag.unsignedInteger.rawValue)
+            writeVarint(integer, to: &bytes)
+        case .real(let real):
+            bytes.append(Tag.real.rawValue)
+            writeFixed(real.bitPattern, to: &bytes)
+        case .bool(let flag):
+            bytes.append(flag ? Tag.trueValue.rawValue : Tag.falseValue.rawValue)
+        case .date(let date):
+            bytes.append(Tag.date.rawValue)
+            writeFixed(date.timeIntervalSinceReferenceDate.bitPattern, to: &bytes)
+        case .data(let data):
+            bytes.append(Tag.data.rawValue)
+            writeVarint(UInt64(data.count), to: &bytes)
+            bytes.append(contentsOf: data)
+        case .array(let elements):
+            guard depth < maxDepth else { throw tooDeep() }
+            bytes.append(Tag.array.rawValue)
+            writeVarint(UInt64(elements.count), to: &bytes)
+            for element in elements { try write(element, to: &bytes, depth: depth + 1) }
+        case .dictionary(let entries):
+            try writeDictionary(entries, to: &bytes, depth: depth)
+        }
+    }
+
+    private static func writeDictionary(
+        _ entries: [String: SyncValue], to bytes: inout [UInt8], depth: Int
+    ) throws(StoreError) {
+        guard depth < maxDepth else { throw tooDeep() }
+        bytes.append(Tag.dictionary.rawValue)
+        writeVarint(UInt64(entries.count), to: &bytes)
+        for key in entries.keys.sorted() {
+            writeString(key, to: &bytes)
+            // The key comes from the dictionary itself, so the lookup always succeeds.
+            try write(entries[key] ?? .null, to: &bytes, depth: depth + 1)
+        }
+    }
+
+    private static func writeString(_ string: String, to bytes: inout [UInt8]) {
+        var string = string
+        string.withUTF8 { utf8 in
+            writeVarint(UInt64(utf8.count), to: &bytes)
+            bytes.append(contentsOf: utf8)
+        }
+    }
+
+    private static func writeVarint(_ value: UInt64, to bytes: inout [UInt8]) {
+        var value = value
+        while value >= 0x80 {
+            bytes.append(UInt8(truncatingIfNeeded: value) | 0x80)
+            value >>= 7
+        }
+        bytes.append(UInt8(value))
+    }
+
+    private static func writeFixed(_ value: UInt64, to bytes: inout [UInt8]) {
+        for shift in stride(from: 0, to: 64, by: 8) {
+            bytes.append(UInt8(truncatingIfNeeded: value >> UInt64(shift)))
+        }
+    }
+
+    private static func tooDeep() -> StoreError {
+        StoreError(.invalidArgument, "a value nests arrays and dictionaries deeper than \(maxDepth) levels")
+    }
+
+    // MARK: Decoding
+
+    /// The value stored in `blob`.
+    /// - Throws: ``StoreError/Code/corrupt`` when `blob` is not a well-formed blob of this format.
+    static func decode(_ blob: Data) throws(StoreError) -> SyncValue {
+        var reader = BlobReader(bytes: [UInt8](blob))
+        try reader.readFormatByte()
+        let value = try reader.readValue(depth: 0)
+        try reader.requireEnd()
+        return value
+    }
+
+    /// The record fields stored in `blob`.
+    /// - Throws: ``StoreError/Code/corrupt`` when `blob` does not hold a dictionary of this format.
+    static func decodeFields(_ blob: Data) throws(StoreError) -> [String: SyncValue] {
+        guard case .dictionary(let fields) = try decode(blob) else {
+            throw StoreError(.corrupt, "stored record fields are not a dictionary")
+        }
+        return fields
+    }
+
+    /// Reads values from the bytes of one blob.
+    private struct BlobReader {
+        let bytes: [UInt8]
+        var offset = 0
+
+        mutating func readFormatByte() throws(StoreError) {
+            let format = try readByte()
+            guard format == StoredValueFormat.version else {
+                throw StoreError(.corrupt, "stored value has format \(format), this version reads format \(version)")
+            }
+        }
+
+        func requireEnd() throws(StoreError) {
+            guard offset == bytes.count else {
+                throw corrupt("\(bytes.count - offset) bytes follow the stored value")
+            }
+        }
+
+        mutating func readValue(depth: Int) throws(StoreError) -> SyncValue {
+            let tagByte = try readByte()
+            guard let tag = Tag(rawValue: tagByte) else { throw corrupt("unknown value tag \(tagByte)") }
+            switch tag {
+            case .null: return .null
+            case .string: return .string(try readString())
+            case .integer:
+                let zigzag = try readVarint()
+                return .integer(Int64(bitPattern: zigzag >> 1) ^ -Int64(bitPattern: zigzag & 1))
+            case .unsignedInteger: return .unsignedInteger(try readVarint())
+            case .real: return .real(Double(bitPattern: try readFixed()))
+            case .falseValue: return .bool(false)
+            case .trueValue: return .bool(true)
+            case .date: return .date(Date(timeIntervalSinceReferenceDate: Double(bitPattern: try readFixed())))
+            case .data: return .data(Array(try readSlice(count: try readCount())))
+            case .array:
+                guard depth < maxDepth else { throw corrupt("nesting deeper than \(maxDepth) levels") }
+                let count = try readCount()
+                var elements: [SyncValue] = []
+                elements.reserveCapacity(count)
+                for _ in 0..<count { elements.append(try readValue(depth: depth + 1)) }
+                return .array(elements)
+            case .dictionary:
+                guard depth < maxDepth else { throw corrupt("nesting deeper than \(maxDepth) levels") }
+                let count = try readCount()
+                var entries: [String: SyncValue] = [:]
+                entries.reserveCapacity(count)
+                for _ in 0..<count {
+                    let key = try readString()
+                    let value = try readValue(depth: depth + 1)
+                    guard entries.updateValue(value, forKey: key) == nil else {
+                        throw corrupt("duplicate dictionary key \"\(key)\"")
+                    }
+                }
+                return .dictionary(entries)
+            }
+        }
+
+        private mutating func readByte() throws(StoreError) -> UInt8 {
+            guard offset < bytes.count else { throw corrupt("the stored value ends early") }
+            defer { offset += 1 }
+            return bytes[offset]
+        }
+
+        private mutating func readVarint() throws(StoreError) -> UInt64 {
+            var value: UInt64 = 0
+            var shift: UInt64 = 0
+            while true {
+                let byte = try readByte()
+                guard shift < 64, shift < 63 || byte <= 1 else { throw corrupt("a varint overflows 64 bits") }
+                value |= UInt64(byte & 0x7F) << shift
+                if byte < 0x80 { return value }
+                shift += 7
+            }
+        }
+
+        /// A length or count, checked against the bytes left (every element takes at least one byte).
+        private mutating func readCount() throws(StoreError) -> Int {
+            let count = try readVarint()
+            guard count <= UInt64(bytes.count - offset) else {
+                throw corrupt("a length of \(count) runs past the end of the stored value")
+            }
+            return Int(count)
+        }
+
+        private mutating func readFixed() throws(StoreError) -> UInt64 {
+            var value: UInt64 = 0
+            for (index, byte) in try readSlice(count: 8).enumerated() {
+                value |= UInt64(byte) << UInt64(index * 8)
+            }
+            return value
+        }
+
+        private mutating func readSlice(count: Int) throws(StoreError) -> ArraySlice<UInt8> {
+            guard count <= bytes.count - offset else { throw corrupt("the stored value ends early") }
+            defer { offset += count }
+            return bytes[offset..<(offset + count)]
+        }
+
+        private mutating func readString() throws(StoreError) -> String {
+            let utf8 = try readSlice(count: try readCount())
+            guard let string = String(validating: utf8, as: UTF8.self) else {
+                throw corrupt("a stored string is not valid UTF-8")
+            }
+            return string
+        }
+
+        private func corrupt(_ message: String) -> StoreError {
+            StoreError(.corrupt, "stored value at byte \(offset): \(message)")
+        }
+    }
+}

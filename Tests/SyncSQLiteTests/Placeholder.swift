@@ -1,1 +1,0 @@
-// Tests of the SQLite store land here.
