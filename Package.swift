@@ -18,6 +18,7 @@ let package = Package(
         .library(name: "SyncMessagePack", targets: ["SyncMessagePack"]),
         .library(name: "SyncHTTP", targets: ["SyncHTTP"]),
         .library(name: "SyncSQLite", targets: ["SyncSQLite"]),
+        .library(name: "SyncPostgres", targets: ["SyncPostgres"]),
         .library(name: "Aquasync", targets: ["Aquasync"]),
         .library(name: "AppSync", targets: ["AppSync"]),
         .library(name: "SyncTesting", targets: ["SyncTesting"]),
@@ -34,6 +35,7 @@ let package = Package(
         .package(url: "https://github.com/groue/GRDB.swift", from: "7.10.0"),
         .package(url: "https://github.com/swift-server/swift-service-lifecycle", from: "2.13.0"),
         .package(url: "https://github.com/adam-fowler/compress-nio", from: "1.5.0"),
+        .package(url: "https://github.com/vapor/postgres-nio", from: "1.33.2"),
     ],
     targets: [
         // MARK: Core
@@ -72,6 +74,12 @@ let package = Package(
 
         // MARK: Stores
         .target(name: "SyncSQLite", dependencies: ["SyncCore", .product(name: "GRDB", package: "GRDB.swift")]),
+        .target(
+            name: "SyncPostgres",
+            dependencies: [
+                "SyncCore", .product(name: "PostgresNIO", package: "postgres-nio"),
+                .product(name: "Logging", package: "swift-log"),
+            ]),
 
         // MARK: Stacks
         .target(name: "Aquasync", dependencies: ["SyncCore", .product(name: "Logging", package: "swift-log")]),
@@ -115,6 +123,7 @@ let package = Package(
                 "SyncBinaryPlist", "SyncSamples",
             ]
         ),
+        .testTarget(name: "SyncPostgresTests", dependencies: ["SyncCore", "SyncPostgres", "SyncTesting"]),
         .testTarget(
             name: "AppSyncTests",
             dependencies: ["SyncCore", "AppSync", "SyncTesting", "SyncHTTP", "SyncJSON"]

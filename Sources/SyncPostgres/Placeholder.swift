@@ -1,0 +1,1 @@
+// PostgresStore lands here.
