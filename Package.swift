@@ -81,6 +81,9 @@ let package = Package(
                 .product(name: "Logging", package: "swift-log"),
             ]),
 
+        // A writer the SQLite crash test kills at random moments.
+        .executableTarget(name: "StoreCrashWriter", dependencies: ["SyncCore", "SyncSQLite"]),
+
         // MARK: Stacks
         .target(name: "Aquasync", dependencies: ["SyncCore", .product(name: "Logging", package: "swift-log")]),
         .target(name: "AppSync", dependencies: ["SyncCore"]),
@@ -115,7 +118,9 @@ let package = Package(
             name: "SyncMessagePackTests", dependencies: ["SyncCore", "SyncMessagePack", "SyncTesting", "SyncJSON"]),
         .testTarget(
             name: "SyncSQLiteTests",
-            dependencies: ["SyncCore", "SyncSQLite", "SyncTesting", .product(name: "GRDB", package: "GRDB.swift")]),
+            dependencies: [
+                "SyncCore", "SyncSQLite", "SyncTesting", "StoreCrashWriter", .product(name: "GRDB", package: "GRDB.swift"),
+            ]),
         .testTarget(
             name: "AquasyncTests",
             dependencies: [
