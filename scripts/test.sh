@@ -12,4 +12,6 @@ if grep -E "^(/.*/(Sources|Tests|Plugins)/.*|macro expansion .*): warning:" .bui
     exit 1
 fi
 rm -f .build-log.txt
+# Every public symbol carries a doc comment.
+python3 scripts/check-doc-comments.py
 swift test --skip-build "$@"
