@@ -24,6 +24,7 @@ let package = Package(
         .library(name: "SyncTesting", targets: ["SyncTesting"]),
         .library(name: "SyncSamples", targets: ["SyncSamples"]),
         .executable(name: "anchorage", targets: ["anchorage"]),
+        .plugin(name: "CodecReport", targets: ["CodecReport"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
@@ -107,6 +108,16 @@ let package = Package(
                 .product(name: "NIOCore", package: "swift-nio"),
             ]
         ),
+
+        // MARK: Command plugin: the codec size table and chart in docs/
+        .plugin(
+            name: "CodecReport",
+            capability: .command(
+                intent: .custom(
+                    verb: "codec-report",
+                    description: "Build anchorage (release) and write docs/codec-sizes-table.md and docs/codec-sizes.svg"),
+                permissions: [.writeToPackageDirectory(reason: "Writes the codec size table and chart into docs/")]),
+            dependencies: ["anchorage"]),
 
         // MARK: Tests
         .testTarget(name: "SyncCoreTests", dependencies: ["SyncCore", "SyncTesting"]),

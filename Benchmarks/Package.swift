@@ -1,0 +1,65 @@
+// swift-tools-version: 6.1
+//
+// Anchorage's benchmarks: a package of its own, so that the library never
+// depends on the benchmark harness. Run from this folder:
+//
+//     swift package benchmark                 # ordo-one/benchmark suites
+//     swift run -c release codec-ratios       # speed ratios against the peers
+
+import PackageDescription
+
+let package = Package(
+    name: "AnchorageBenchmarks",
+    platforms: [.macOS(.v15)],
+    dependencies: [
+        .package(name: "Anchorage", path: ".."),
+        .package(url: "https://github.com/ordo-one/benchmark", from: "1.38.1", traits: ["MallocInterposer"]),
+    ],
+    targets: [
+        // MARK: C peers
+        .target(name: "CMsgPackPeer", linkerSettings: [.linkedLibrary("msgpackc")]),
+        .target(
+            name: "CXMLPeer",
+            cSettings: [.unsafeFlags(["-I/usr/include/libxml2"], .when(platforms: [.linux]))],
+            linkerSettings: [.linkedLibrary("xml2")]),
+
+        // MARK: Shapes and peers shared by the suites and the ratio report
+        .target(
+            name: "BenchmarkShapes",
+            dependencies: [
+                "CMsgPackPeer", "CXMLPeer",
+                .product(name: "SyncCore", package: "Anchorage"),
+                .product(name: "SyncJSON", package: "Anchorage"),
+                .product(name: "SyncXMLPlist", package: "Anchorage"),
+                .product(name: "SyncBinaryPlist", package: "Anchorage"),
+                .product(name: "SyncMessagePack", package: "Anchorage"),
+                .product(name: "SyncSamples", package: "Anchorage"),
+            ]),
+
+        // MARK: ordo-one/benchmark suites
+        .executableTarget(
+            name: "CodecBenchmarks",
+            dependencies: ["BenchmarkShapes", .product(name: "Benchmark", package: "benchmark")],
+            path: "CodecBenchmarks",
+            plugins: [.plugin(name: "BenchmarkPlugin", package: "benchmark")]),
+        .executableTarget(
+            name: "StoreBenchmarks",
+            dependencies: [
+                .product(name: "SyncCore", package: "Anchorage"),
+                .product(name: "SyncSQLite", package: "Anchorage"),
+                .product(name: "Benchmark", package: "benchmark"),
+            ],
+            path: "StoreBenchmarks",
+            plugins: [.plugin(name: "BenchmarkPlugin", package: "benchmark")]),
+
+        // MARK: The ratio report
+        .executableTarget(name: "codec-ratios", dependencies: ["BenchmarkShapes"]),
+    ]
+)
+
+for target in package.targets where [.regular, .executable].contains(target.type) {
+    var settings = target.swiftSettings ?? []
+    settings.append(.enableUpcomingFeature("ExistentialAny"))
+    settings.append(.enableUpcomingFeature("MemberImportVisibility"))
+    target.swiftSettings = settings
+}
