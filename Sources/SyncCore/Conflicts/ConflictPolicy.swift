@@ -2,9 +2,10 @@
 ///
 /// A stack detects the conflict (each protocol has its own way: counters,
 /// anchors, timestamps) and asks the policy; the policy only decides.
-/// Built-in policies: ``ServerWins``, ``ClientWins``, ``NewestWins``,
-/// ``FieldMerge`` and ``DeferredPolicy`` (an async handler, such as asking the
-/// user).
+/// Built-in policies: ``ServerWinsPolicy``, ``ClientWinsPolicy``,
+/// ``NewestWinsPolicy``, ``FieldMergePolicy`` and ``DeferredPolicy`` (an async
+/// handler, such as asking the user), also spelled `.serverWins`,
+/// `.clientWins`, `.newestWins`, `.fieldMerge()` and `.deferred { … }`.
 ///
 /// Policies that compare values must give the same answer on every node,
 /// whichever side is "local", so replicas converge.

@@ -1,7 +1,7 @@
 /// The server's version always wins: the seed's "server priority".
 ///
 /// ```swift
-/// let client = AppSyncClient(…, policy: ServerWinsPolicy())
+/// let client = AppSyncClient(…, policy: .serverWins)
 /// ```
 public struct ServerWinsPolicy: ConflictPolicy {
     /// Makes the policy.
@@ -14,6 +14,10 @@ public struct ServerWinsPolicy: ConflictPolicy {
 }
 
 /// The client's version always wins: the seed's "client priority".
+///
+/// ```swift
+/// let client = AppSyncClient(…, policy: .clientWins)
+/// ```
 public struct ClientWinsPolicy: ConflictPolicy {
     /// Makes the policy.
     public init() {}
@@ -21,20 +25,5 @@ public struct ClientWinsPolicy: ConflictPolicy {
     /// Keeps the client's version, on whichever side resolves.
     public func resolve(_ conflict: Conflict) async -> Resolution {
         conflict.resolvingSide == .client ? .keepLocal : .takeRemote
-    }
-}
-
-/// The version changed last wins: the seed's "timestamp priority".
-///
-/// Versions compare by ``RecordVersion`` — modification time, then node name
-/// — so two versions with the same time still have one winner, and every
-/// node picks the same one whichever side it is on.
-public struct NewestWinsPolicy: ConflictPolicy {
-    /// Makes the policy.
-    public init() {}
-
-    /// Keeps the later version; on an exact tie (same time and node) keeps the local one.
-    public func resolve(_ conflict: Conflict) async -> Resolution {
-        conflict.remote.version > conflict.local.version ? .takeRemote : .keepLocal
     }
 }

@@ -289,6 +289,10 @@ final class MemoryTransaction: StoreTransaction {
     }
 
     private struct State: Sendable {
+        /// The account's committed state; dropped when the transaction
+        /// finishes, so the commit that follows mutates the store's only
+        /// copy in place instead of copying it.
+        var base: MemoryAccountState
         var isFinished = false
         var sequence = 0
         var writes: [RecordKey: (sequence: Int, write: RecordWrite)] = [:]
@@ -296,18 +300,18 @@ final class MemoryTransaction: StoreTransaction {
     }
 
     let account: AccountID
-    private let base: MemoryAccountState
-    private let state = Mutex(State())
+    private let state: Mutex<State>
 
     init(account: AccountID, base: MemoryAccountState) {
         self.account = account
-        self.base = base
+        self.state = Mutex(State(base: base))
     }
 
     /// Ends the transaction and returns its writes; later calls on it throw.
     func finish() -> Writes {
         state.withLock { state in
             state.isFinished = true
+            state.base = MemoryAccountState()
             let ordered = state.writes.sorted { $0.value.sequence < $1.value.sequence }
             return Writes(records: ordered.map { ($0.key, $0.value.write) }, metadata: state.metadata)
         }
@@ -316,9 +320,9 @@ final class MemoryTransaction: StoreTransaction {
     func record(_ key: RecordKey) async throws -> StoredRecord? {
         try withOpenState { state in
             switch state.writes[key]?.write {
-            case .put(let record): StoredRecord(record: record, position: base.records[key]?.position ?? .start)
+            case .put(let record): StoredRecord(record: record, position: state.base.records[key]?.position ?? .start)
             case .purge: nil
-            case nil: base.records[key]
+            case nil: state.base.records[key]
             }
         }
     }
@@ -331,8 +335,8 @@ final class MemoryTransaction: StoreTransaction {
             let pending = state.writes.filter { key, _ in
                 key.collection == collection && id.map { key.id > $0 } ?? true
             }
-            guard !pending.isEmpty else { return base.records(in: collection, after: id, limit: limit) }
-            return merged(base: collection, after: id, pending: pending, limit: limit)
+            guard !pending.isEmpty else { return state.base.records(in: collection, after: id, limit: limit) }
+            return Self.merged(state.base, collection: collection, after: id, pending: pending, limit: limit)
         }
     }
 
@@ -353,7 +357,7 @@ final class MemoryTransaction: StoreTransaction {
     func metadata(_ key: String, for peer: PeerID) async throws -> SyncValue? {
         try withOpenState { state in
             if let pending = state.metadata[peer]?[key] { return pending }
-            return base.metadata[peer]?[key]
+            return state.base.metadata[peer]?[key]
         }
     }
 
@@ -374,8 +378,8 @@ final class MemoryTransaction: StoreTransaction {
 
     /// The committed records of `collection` after `id`, merged in id order
     /// with this transaction's pending writes to it.
-    private func merged(
-        base collection: CollectionID, after id: RecordID?,
+    private static func merged(
+        _ base: MemoryAccountState, collection: CollectionID, after id: RecordID?,
         pending: [RecordKey: (sequence: Int, write: RecordWrite)], limit: Int
     ) -> [StoredRecord] {
         let pendingIDs = pending.keys.map(\.id).sorted()
