@@ -1,0 +1,215 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#elseif canImport(Darwin)
+import Darwin
+#endif
+import Foundation
+import Synchronization
+
+/// Runs another program to completion and collects what it printed.
+///
+/// Tests that check a codec against an independent implementation (Python's
+/// `plistlib`, `json` or `msgpack`) or drive a helper script run many programs
+/// at once from concurrent tests. `ChildProcess` starts each with
+/// `posix_spawnp` and waits for exactly that child with `waitpid`, so any
+/// number of them may run in parallel without sharing state. Standard input,
+/// output and error go through temporary files, so a program that prints a
+/// lot never blocks on a full pipe.
+///
+/// ```swift
+/// let outcome = try ChildProcess.run("python3", arguments: ["-c", "print(1 + 1)"])
+/// #expect(outcome.status == 0 && outcome.outputText == "2\n")
+///
+/// let server = try ChildProcess.start("anchorage", arguments: ["serve", "--port", "0"])
+/// let port = try await server.waitForOutputLine { line in Int(line.split(separator: ":").last ?? "") }
+/// try server.terminate()
+/// ```
+public enum ChildProcess {
+    /// How a program ended and what it printed.
+    public struct Outcome: Sendable {
+        /// The exit status, or `128 + signal` when a signal ended the program.
+        public var status: Int32
+        /// Everything the program wrote to standard output.
+        public var standardOutput: [UInt8]
+        /// Everything the program wrote to standard error.
+        public var standardError: [UInt8]
+
+        /// Standard output decoded as UTF-8.
+        public var outputText: String { String(decoding: standardOutput, as: UTF8.self) }
+        /// Standard error decoded as UTF-8.
+        public var errorText: String { String(decoding: standardError, as: UTF8.self) }
+    }
+
+    /// Why a program could not be run.
+    public struct LaunchError: Error, CustomStringConvertible {
+        /// What failed, with the system's reason.
+        public var description: String
+    }
+
+    /// Runs `program` (a path, or a name looked up in `PATH`) with `arguments`,
+    /// feeds it `input` on standard input, and waits until it exits.
+    ///
+    /// - Parameters:
+    ///   - program: the program to run.
+    ///   - arguments: its arguments, without the program name.
+    ///   - input: the bytes the program reads on standard input.
+    ///   - environment: extra environment variables, added to this process's own.
+    /// - Returns: the exit status and the program's output.
+    /// - Throws: ``LaunchError`` when the program cannot be started.
+    public static func run(
+        _ program: String, arguments: [String] = [], input: [UInt8] = [], environment: [String: String] = [:]
+    ) throws -> Outcome {
+        let child = try start(program, arguments: arguments, input: input, environment: environment)
+        let status = try child.waitForExit()
+        return Outcome(
+            status: status, standardOutput: child.standardOutput, standardError: child.standardError)
+    }
+
+    /// Starts `program` and returns at once; the program runs until it exits
+    /// or ``Running/terminate()`` stops it.
+    ///
+    /// - Parameters:
+    ///   - program: the program to run (a path, or a name looked up in `PATH`).
+    ///   - arguments: its arguments, without the program name.
+    ///   - input: the bytes the program reads on standard input.
+    ///   - environment: extra environment variables, added to this process's own.
+    /// - Returns: the running program.
+    /// - Throws: ``LaunchError`` when the program cannot be started.
+    public static func start(
+        _ program: String, arguments: [String] = [], input: [UInt8] = [], environment: [String: String] = [:]
+    ) throws -> Running {
+        let directory = FileManager.default.temporaryDirectory
+            .appendingPathComponent("anchorage-child-\(UUID().uuidString)", isDirectory: true)
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        let inputPath = directory.appendingPathComponent("stdin").path
+        let outputPath = directory.appendingPathComponent("stdout").path
+        let errorPath = directory.appendingPathComponent("stderr").path
+        try Data(input).write(to: URL(fileURLWithPath: inputPath))
+
+        var actions = posix_spawn_file_actions_t()
+        posix_spawn_file_actions_init(&actions)
+        defer { posix_spawn_file_actions_destroy(&actions) }
+        posix_spawn_file_actions_addopen(&actions, 0, inputPath, O_RDONLY, 0)
+        posix_spawn_file_actions_addopen(&actions, 1, outputPath, O_WRONLY | O_CREAT | O_TRUNC, 0o600)
+        posix_spawn_file_actions_addopen(&actions, 2, errorPath, O_WRONLY | O_CREAT | O_TRUNC, 0o600)
+
+        var variables = ProcessInfo.processInfo.environment
+        variables.merge(environment) { _, new in new }
+        let argv = ([program] + arguments).map { strdup($0) }
+        let envp = variables.map { strdup("\($0.key)=\($0.value)") }
+        defer {
+            argv.forEach { free($0) }
+            envp.forEach { free($0) }
+        }
+        var pid = pid_t()
+        let spawned = posix_spawnp(&pid, program, &actions, nil, argv + [nil], envp + [nil])
+        guard spawned == 0 else {
+            try? FileManager.default.removeItem(at: directory)
+            throw LaunchError(description: "cannot run \(program): \(String(cString: strerror(spawned)))")
+        }
+        return Running(pid: pid, program: program, directory: directory)
+    }
+
+    /// A program started by ``ChildProcess/start(_:arguments:input:environment:)``.
+    ///
+    /// Its output collects in temporary files, removed when it has been waited for.
+    public final class Running: Sendable {
+        /// The program's process id.
+        public let pid: pid_t
+        private let program: String
+        private let directory: URL
+        private let exitStatus = Mutex<Int32?>(nil)
+
+        fileprivate init(pid: pid_t, program: String, directory: URL) {
+            self.pid = pid
+            self.program = program
+            self.directory = directory
+        }
+
+        /// Everything the program has written to standard output so far.
+        public var standardOutput: [UInt8] { contents("stdout") }
+        /// Everything the program has written to standard error so far.
+        public var standardError: [UInt8] { contents("stderr") }
+
+        /// Waits until standard output contains a line for which `match`
+        /// returns a value, and returns that value.
+        /// - Throws: ``LaunchError`` when the program exits first or `timeout` passes.
+        public func waitForOutputLine<T>(
+            timeout: Duration = .seconds(60), _ match: (Substring) -> T?
+        ) async throws -> T {
+            let deadline = ContinuousClock.now + timeout
+            while ContinuousClock.now < deadline {
+                let text = String(decoding: standardOutput, as: UTF8.self)
+                for line in text.split(separator: "\n") {
+                    if let found = match(line) { return found }
+                }
+                if hasExited() {
+                    throw LaunchError(
+                        description: "\(program) exited before printing the expected line; it printed: "
+                            + text + String(decoding: standardError, as: UTF8.self))
+                }
+                try await Task.sleep(for: .milliseconds(50))
+            }
+            throw LaunchError(description: "\(program) did not print the expected line within \(timeout)")
+        }
+
+        /// Sends `SIGTERM`, waits for the program to exit and returns its status.
+        @discardableResult
+        public func terminate() throws -> Int32 {
+            if exitStatus.withLock({ $0 }) == nil { kill(pid, SIGTERM) }
+            return try waitForExit()
+        }
+
+        /// Waits for the program to exit and returns its status (see ``Outcome/status``).
+        @discardableResult
+        public func waitForExit() throws -> Int32 {
+            if let status = exitStatus.withLock({ $0 }) { return status }
+            guard let status = try ChildProcess.waitForExit(of: pid, program: program, block: true) else {
+                throw LaunchError(description: "\(program) was not waited for")
+            }
+            exitStatus.withLock { $0 = status }
+            return status
+        }
+
+        deinit {
+            if exitStatus.withLock({ $0 }) == nil {
+                kill(pid, SIGKILL)
+                _ = try? ChildProcess.waitForExit(of: pid, program: program, block: true)
+            }
+            try? FileManager.default.removeItem(at: directory)
+        }
+
+        /// Whether the program has exited (reaping it if so).
+        private func hasExited() -> Bool {
+            if exitStatus.withLock({ $0 }) != nil { return true }
+            guard let status = try? ChildProcess.waitForExit(of: pid, program: program, block: false) else {
+                return false
+            }
+            exitStatus.withLock { $0 = status }
+            return true
+        }
+
+        private func contents(_ name: String) -> [UInt8] {
+            Array((try? Data(contentsOf: directory.appendingPathComponent(name))) ?? Data())
+        }
+    }
+
+    /// Waits for the child `pid` (or, unless `block`, only checks whether it
+    /// has exited) and turns its wait status into an exit status; `nil` when
+    /// it still runs.
+    fileprivate static func waitForExit(of pid: pid_t, program: String, block: Bool) throws -> Int32? {
+        var waitStatus: Int32 = 0
+        while true {
+            let result = waitpid(pid, &waitStatus, block ? 0 : WNOHANG)
+            if result == pid { break }
+            if result == 0 { return nil }
+            guard errno == EINTR else {
+                throw LaunchError(description: "cannot wait for \(program): \(String(cString: strerror(errno)))")
+            }
+        }
+        let signal = waitStatus & 0x7f
+        return signal == 0 ? (waitStatus >> 8) & 0xff : 128 + signal
+    }
+}
