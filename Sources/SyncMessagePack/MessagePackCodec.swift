@@ -1,26 +1,83 @@
 public import SyncCore
 
-/// Work in progress: the codec's reader and writer land in this module next.
+/// The MessagePack codec: msgpack-c's packer writes, a small C pull reader
+/// over the input reads, between MessagePack bytes and ``SyncCore/SyncValue``.
+///
+/// ```swift
+/// let codec = MessagePackCodec()
+/// let bytes = try codec.encode(["name": "Ada", "born": 1815])
+/// // 82 a4 62 6f 72 6e cd 07 17 a4 6e 61 6d 65 a3 41 64 61
+/// let value = try codec.decode(bytes)
+/// ```
+///
+/// ## Type mapping
+/// `nil` ⇄ ``SyncCore/SyncValue/null``; bool ⇄ ``SyncCore/SyncValue/bool(_:)``;
+/// every int and uint that fits `Int64` ⇄ ``SyncCore/SyncValue/integer(_:)``,
+/// a uint64 above `Int64.max` ⇄ ``SyncCore/SyncValue/unsignedInteger(_:)``;
+/// float64 (and float32 on reading) ⇄ ``SyncCore/SyncValue/real(_:)``; str ⇄
+/// ``SyncCore/SyncValue/string(_:)``; bin ⇄ ``SyncCore/SyncValue/data(_:)``;
+/// array ⇄ ``SyncCore/SyncValue/array(_:)``; map with str keys ⇄
+/// ``SyncCore/SyncValue/dictionary(_:)``; the timestamp extension (type -1)
+/// ⇄ ``SyncCore/SyncValue/date(_:)``.
+///
+/// ## Encoding
+/// Every value takes its smallest form, map keys are sorted by their UTF-8
+/// bytes, reals are always float64, and a date takes the smallest timestamp
+/// form that holds it exactly; the bytes are those of Python's
+/// `msgpack.packb(value, use_bin_type=True, datetime=True)` with keys in that order.
+///
+/// ## Decoding
+/// The decoder reads exactly one value that spans the input. It refuses
+/// (``SyncCore/CodecError/Code/malformedInput``, with the byte offset)
+/// truncated input, the unused byte 0xc1, lengths and counts that run past
+/// the end, str bytes that are not UTF-8, map keys that are not str,
+/// duplicate keys, extension types other than the timestamp, timestamps of
+/// the wrong size or with 10^9 nanoseconds or more, and trailing bytes.
+/// ``limits`` bound the input size, the nesting depth and the number of values
+/// (``SyncCore/CodecError/Code/limitExceeded``).
 public struct MessagePackCodec: SyncCodec {
-    /// CodecID/messagePack.
-    public var id: CodecID { .messagePack }
-    /// The media types this codec reads and writes.
-    public var mediaTypes: [String] { ["application/x-msgpack", "application/msgpack", "application/vnd.msgpack"] }
-    /// What the format carries.
-    public var features: CodecFeatures { [.date, .data, .unsignedInteger, .nonFiniteReal] }
-    /// The limits the decoder enforces.
+    /// The limits the decoder enforces; the encoder enforces the depth limit too.
     public let limits: CodecLimits
 
-    /// Makes a codec.
+    /// Makes a MessagePack codec.
+    /// - Parameter limits: the input size, depth and value count the decoder accepts.
     public init(limits: CodecLimits = .default) { self.limits = limits }
 
-    /// Not written yet.
+    /// ``SyncCore/CodecID/messagePack``.
+    public var id: CodecID { .messagePack }
+
+    /// `application/x-msgpack` (the primary), `application/msgpack` and `application/vnd.msgpack`.
+    public var mediaTypes: [String] { ["application/x-msgpack", "application/msgpack", "application/vnd.msgpack"] }
+
+    /// Everything: `nil`, dates (the timestamp extension), data (bin), unsigned
+    /// integers up to 2^64 - 1, and non-finite reals (float64 carries them).
+    public var features: CodecFeatures { [.null, .date, .data, .unsignedInteger, .nonFiniteReal] }
+
+    /// Encodes a value as one MessagePack value.
+    /// - Throws: ``SyncCore/CodecError`` with ``SyncCore/CodecError/Code/unsupportedValue``
+    ///   for a date with no exact timestamp (finer than a nanosecond, not finite,
+    ///   or beyond ±2^52 seconds from 1970) or a string, data, array or dictionary
+    ///   of 2^32 elements or more; with ``SyncCore/CodecError/Code/limitExceeded``
+    ///   for a value nested deeper than ``limits``.
     public func encode(_ value: SyncValue) throws(CodecError) -> [UInt8] {
-        throw CodecError(.backendFailure, "not written yet")
+        var writer = try MessagePackWriter(maxDepth: limits.maxDepth, capacity: 512)
+        try writer.write(value, depth: 0)
+        return try writer.finish()
     }
 
-    /// Not written yet.
+    /// Decodes the one MessagePack value that spans all of `bytes`.
+    /// - Throws: ``SyncCore/CodecError`` with ``SyncCore/CodecError/Code/malformedInput``
+    ///   (and the byte offset) for input that is not one well-formed value this
+    ///   codec reads, and with ``SyncCore/CodecError/Code/limitExceeded`` for
+    ///   input past ``limits`` or a timestamp beyond ±2^52 seconds from 1970.
     public func decode(_ bytes: [UInt8]) throws(CodecError) -> SyncValue {
-        throw CodecError(.backendFailure, "not written yet")
+        guard bytes.count <= limits.maxInputBytes else {
+            throw .limitExceeded("input of \(bytes.count) bytes is larger than the limit of \(limits.maxInputBytes) bytes")
+        }
+        let limits = self.limits
+        return try bytes.withUnsafeBufferPointer { buffer throws(CodecError) in
+            var reader = MessagePackReader(input: buffer, limits: limits)
+            return try reader.readDocument()
+        }
     }
 }

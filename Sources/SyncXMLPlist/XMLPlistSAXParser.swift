@@ -23,7 +23,7 @@ enum XMLPlistSAXParser {
         let status = bytes.withUnsafeBytes { buffer in
             buffer.withMemoryRebound(to: CChar.self) { chars in run.parse(chars) }
         }
-        if let failure = run.builder.failure ?? run.failure { throw failure }
+        if let failure = run.failure ?? run.builder.failure { throw failure }
         guard status == 0, let value = run.builder.result else {
             throw .malformedInput("the document ended before </plist>", offset: bytes.count)
         }

@@ -23,12 +23,12 @@ let package = Package(
     platforms: [.macOS(.v15)],
     products: fuzzers.map { .executable(name: $0.name, targets: [$0.name]) },
     dependencies: [.package(name: "Anchorage", path: "../..")],
-    targets: fuzzers.map {
-        .executableTarget(
-            name: $0.name,
-            dependencies: [
-                .product(name: "SyncCore", package: "Anchorage"),
-                .product(name: $0.module, package: "Anchorage"),
-            ])
-    }
+    targets: [
+        .target(name: "FuzzSupport", dependencies: [.product(name: "SyncCore", package: "Anchorage")])
+    ]
+        + fuzzers.map {
+            .executableTarget(
+                name: $0.name,
+                dependencies: ["FuzzSupport", .product(name: $0.module, package: "Anchorage")])
+        }
 )

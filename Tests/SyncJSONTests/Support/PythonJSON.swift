@@ -1,4 +1,5 @@
 import Foundation
+import SyncTesting
 
 /// Runs Python's `json` module as an independent JSON implementation.
 ///
@@ -78,37 +79,8 @@ enum PythonJSON {
 
     /// Runs `python3` with `arguments`, feeding it `input`.
     static func run(_ arguments: [String], input: [UInt8]) throws -> Outcome {
-        let directory = FileManager.default.temporaryDirectory
-            .appendingPathComponent("anchorage-json-\(UUID().uuidString)", isDirectory: true)
-        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
-        defer { try? FileManager.default.removeItem(at: directory) }
-        let inputURL = directory.appendingPathComponent("stdin")
-        let outputURL = directory.appendingPathComponent("stdout")
-        let errorURL = directory.appendingPathComponent("stderr")
-        try Data(input).write(to: inputURL)
-        _ = FileManager.default.createFile(atPath: outputURL.path, contents: nil)
-        _ = FileManager.default.createFile(atPath: errorURL.path, contents: nil)
-
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-        process.arguments = ["python3"] + arguments
-        let inputHandle = try FileHandle(forReadingFrom: inputURL)
-        let outputHandle = try FileHandle(forWritingTo: outputURL)
-        let errorHandle = try FileHandle(forWritingTo: errorURL)
-        defer {
-            try? inputHandle.close()
-            try? outputHandle.close()
-            try? errorHandle.close()
-        }
-        process.standardInput = inputHandle
-        process.standardOutput = outputHandle
-        process.standardError = errorHandle
-        try process.run()
-        process.waitUntilExit()
-        return Outcome(
-            status: process.terminationStatus,
-            standardOutput: String(decoding: try Data(contentsOf: outputURL), as: UTF8.self),
-            standardError: String(decoding: try Data(contentsOf: errorURL), as: UTF8.self))
+        let outcome = try ChildProcess.run("python3", arguments: arguments, input: input)
+        return Outcome(status: outcome.status, standardOutput: outcome.outputText, standardError: outcome.errorText)
     }
 
     /// Lowercase hex of `bytes`.

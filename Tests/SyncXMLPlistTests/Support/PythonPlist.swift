@@ -1,0 +1,198 @@
+import Foundation
+import SyncTesting
+
+/// Runs Python's `plistlib` (XML format, read with expat) as an independent
+/// XML property list implementation. Values cross in ``CanonicalText`` form.
+enum PythonPlist {
+    /// Whether `python3` with `plistlib` runs here; interop tests are skipped without it.
+    static let isAvailable: Bool = {
+        (try? run(["-c", "import plistlib, struct, datetime"], input: []))?.status == 0
+    }()
+
+    /// The outcome of one Python run.
+    struct Outcome {
+        var status: Int32
+        var standardOutput: String
+        var standardError: String
+    }
+
+    /// The result of a `check` run: how many documents agreed, and a description of each that did not.
+    struct CheckReport {
+        var agreed: Int
+        var disagreements: [String]
+    }
+
+    /// Asks Python to read each document with `plistlib.loads` and compare what
+    /// it reads with the canonical text given beside it.
+    static func check(_ pairs: [(document: [UInt8], canonical: String)]) throws -> CheckReport {
+        var input: [UInt8] = []
+        for (document, canonical) in pairs {
+            input += Array(hex(document).utf8) + [UInt8(ascii: " ")] + Array(canonical.utf8) + [UInt8(ascii: "\n")]
+        }
+        let outcome = try run(["-c", script, "check"], input: input)
+        guard outcome.status == 0 else {
+            throw PythonFailure("python check failed (\(outcome.status)): \(outcome.standardError)")
+        }
+        var report = CheckReport(agreed: 0, disagreements: [])
+        for line in outcome.standardOutput.split(separator: "\n") {
+            if line.hasPrefix("agreed ") {
+                report.agreed = Int(line.dropFirst("agreed ".count)) ?? -1
+            } else {
+                report.disagreements.append(String(line))
+            }
+        }
+        return report
+    }
+
+    /// Asks Python for `count` random values (seeded) written with
+    /// `plistlib.dumps(fmt=FMT_XML)`, each with its canonical text.
+    static func generate(seed: UInt64, count: Int) throws -> [(document: [UInt8], canonical: String)] {
+        let outcome = try run(["-c", script, "generate", String(seed), String(count)], input: [])
+        guard outcome.status == 0 else {
+            throw PythonFailure("python generate failed (\(outcome.status)): \(outcome.standardError)")
+        }
+        return try outcome.standardOutput.split(separator: "\n").map { line in
+            let parts = line.split(separator: " ", maxSplits: 1)
+            guard parts.count == 2 else { throw PythonFailure("bad line from python: \(line.prefix(100))") }
+            return (try bytes(fromHex: parts[0]), String(parts[1]))
+        }
+    }
+
+    /// Runs `python3` with `arguments`, feeding it `input`.
+    static func run(_ arguments: [String], input: [UInt8]) throws -> Outcome {
+        let outcome = try ChildProcess.run("python3", arguments: arguments, input: input)
+        return Outcome(status: outcome.status, standardOutput: outcome.outputText, standardError: outcome.errorText)
+    }
+
+    /// Lowercase hex of `bytes`.
+    static func hex(_ bytes: [UInt8]) -> String {
+        let digits = Array("0123456789abcdef".utf8)
+        var text: [UInt8] = []
+        text.reserveCapacity(bytes.count * 2)
+        for byte in bytes {
+            text.append(digits[Int(byte >> 4)])
+            text.append(digits[Int(byte & 0xF)])
+        }
+        return String(decoding: text, as: UTF8.self)
+    }
+
+    /// The bytes of a hex string.
+    static func bytes(fromHex text: Substring) throws -> [UInt8] {
+        let digits = Array(text.utf8)
+        guard digits.count % 2 == 0 else { throw PythonFailure("odd-length hex from python") }
+        var bytes: [UInt8] = []
+        bytes.reserveCapacity(digits.count / 2)
+        for index in stride(from: 0, to: digits.count, by: 2) {
+            guard let pair = UInt8(String(decoding: digits[index...index + 1], as: UTF8.self), radix: 16) else {
+                throw PythonFailure("bad hex from python")
+            }
+            bytes.append(pair)
+        }
+        return bytes
+    }
+
+    /// The Python side: `check` reads `<hex document> <canonical text>` lines;
+    /// `generate SEED COUNT` prints `<hex document> <canonical text>` lines of
+    /// random values written by plistlib. Dates are naive UTC datetimes in plistlib.
+    static let script = #"""
+        import datetime, math, plistlib, random, struct, sys
+
+        EPOCH = datetime.datetime(1970, 1, 1)
+
+        def text(s):
+            return "s" + ".".join(format(ord(c), "x") for c in s) + ";"
+
+        def canon(v):
+            if v is True: return "T;"
+            if v is False: return "F;"
+            if isinstance(v, int): return "i%d;" % v
+            if isinstance(v, float):
+                return "rnan;" if math.isnan(v) else "r" + struct.pack(">d", v).hex() + ";"
+            if isinstance(v, str): return text(v)
+            if isinstance(v, datetime.datetime):
+                if v.tzinfo is not None: v = v.astimezone(datetime.timezone.utc).replace(tzinfo=None)
+                return "d%d;" % ((v - EPOCH) // datetime.timedelta(seconds=1))
+            if isinstance(v, (bytes, bytearray)): return "x" + bytes(v).hex() + ";"
+            if isinstance(v, list): return "[" + "".join(canon(x) for x in v) + "]"
+            if isinstance(v, dict):
+                return "{" + "".join(text(k) + canon(v[k]) for k in sorted(v, key=lambda k: [ord(c) for c in k])) + "}"
+            raise TypeError(type(v))
+
+        def check():
+            agreed = 0
+            for number, line in enumerate(sys.stdin):
+                document_hex, expected = line.split()
+                document = bytes.fromhex(document_hex)
+                try:
+                    got = canon(plistlib.loads(document, fmt=plistlib.FMT_XML))
+                except Exception as error:
+                    print(f"line {number}: python refused {document[:300]!r}: {error!r}")
+                    continue
+                if got != expected:
+                    print(f"line {number}: {document[:300]!r} reads as {got[:300]}, expected {expected[:300]}")
+                else:
+                    agreed += 1
+            print(f"agreed {agreed}")
+
+        SPECIAL = ["\t", "\n", "&", "<", ">", "]]>", '"', "'", "\x7f", "\x80", "\xe9", "\u4e2d", "\u2028", "\ufeff",
+                   "\ufffd", "\U0001f600", "\U0001d11e", "\U0010ffff", "&amp;", "<![CDATA[", " "]
+
+        def random_string(r):
+            out = []
+            for _ in range(r.randint(0, 14)):
+                roll = r.random()
+                if roll < 0.7: out.append(chr(r.randint(0x20, 0x7e)))
+                elif roll < 0.85: out.append(r.choice(SPECIAL))
+                else: out.append(chr(r.choice([r.randint(0xa0, 0xd7ff), r.randint(0xe000, 0xfffd), r.randint(0x10000, 0x10ffff)])))
+            return "".join(out)
+
+        def random_int(r):
+            roll = r.randint(0, 4)
+            if roll == 0: return r.choice([0, -1, 1, 2**63 - 1, -2**63, 2**63, 2**64 - 1, 2**53 + 1, -2**53 - 1])
+            if roll == 1: return r.randint(-2**63, 2**64 - 1)
+            if roll == 2: return r.randint(2**63, 2**64 - 1)
+            return r.randint(-100000, 100000)
+
+        def random_float(r):
+            roll = r.randint(0, 4)
+            if roll == 0:
+                return r.choice([0.0, -0.0, 5e-324, 2.2250738585072014e-308, 1.7976931348623157e308, 0.1, 1e16, 1e-7,
+                                 123.0, 1e22, float("inf"), float("-inf"), float("nan")])
+            if roll <= 2: return struct.unpack(">d", r.getrandbits(64).to_bytes(8, "big"))[0]
+            return r.uniform(-1e6, 1e6)
+
+        FIRST = datetime.datetime(1, 1, 1)
+        LAST = datetime.datetime(9999, 12, 31, 23, 59, 59)
+
+        def random_date(r):
+            span = (LAST - FIRST) // datetime.timedelta(seconds=1)
+            return FIRST + datetime.timedelta(seconds=r.randint(0, span))
+
+        def random_value(r, depth):
+            roll = r.randint(0, 9 if depth < 4 else 7)
+            if roll == 0: return r.random() < 0.5
+            if roll == 1: return random_int(r)
+            if roll == 2: return random_float(r)
+            if roll == 3: return random_date(r)
+            if roll == 4: return r.randbytes(r.randint(0, 100))
+            if roll <= 7: return random_string(r)
+            if roll == 8: return [random_value(r, depth + 1) for _ in range(r.randint(0, 5))]
+            return {random_string(r): random_value(r, depth + 1) for _ in range(r.randint(0, 5))}
+
+        def generate(seed, count):
+            r = random.Random(seed)
+            for _ in range(count):
+                value = random_value(r, 0)
+                document = plistlib.dumps(value, fmt=plistlib.FMT_XML, sort_keys=r.random() < 0.5)
+                print(document.hex(), canon(value))
+
+        if sys.argv[1] == "check": check()
+        else: generate(int(sys.argv[2]), int(sys.argv[3]))
+        """#
+}
+
+/// Python could not be run, or answered something unexpected.
+struct PythonFailure: Error, CustomStringConvertible {
+    var description: String
+    init(_ description: String) { self.description = description }
+}

@@ -1,0 +1,130 @@
+import Foundation
+import SyncCore
+import SyncXMLPlist
+import Testing
+
+@Suite("Decoding XML property lists")
+struct XMLPlistDecodingTests {
+    let codec = XMLPlistCodec()
+
+    private func decode(_ body: String) throws -> SyncValue {
+        try codec.decode(XMLPlistTestSupport.document(body))
+    }
+
+    @Test("a document without prologue, with comments, processing instructions and odd white space")
+    func documentForms() throws {
+        #expect(try codec.decode(XMLPlistTestSupport.bytes("<plist><string>x</string></plist>")) == "x")
+        #expect(try codec.decode(XMLPlistTestSupport.bytes("<plist version=\"1.0\"><true/></plist>")) == true)
+        let decorated = """
+            \u{FEFF}<?xml version="1.0" encoding="UTF-8" standalone="yes"?>
+            <!-- a comment -->
+            <!DOCTYPE plist PUBLIC "-//Apple//DTD PLIST 1.0//EN" "http://www.apple.com/DTDs/PropertyList-1.0.dtd">
+            <?app instruction?>
+            <plist version="1.0">  <!-- before -->
+            \t<dict  >\r\n<key>a</key> <!-- between --> <integer>1</integer>
+            <key>b</key><array><false/><true></true></array>
+            </dict>
+            </plist>
+            <!-- after -->
+            """
+        #expect(try codec.decode(XMLPlistTestSupport.bytes(decorated)) == ["a": 1, "b": [false, true]])
+    }
+
+    @Test("strings keep white space and resolve predefined entities, character references and CDATA")
+    func strings() throws {
+        #expect(try decode("<string>  a \n b  </string>") == "  a \n b  ")
+        #expect(try decode("<string></string>") == "")
+        #expect(try decode("<string/>") == "")
+        #expect(try decode("<string>&lt;&gt;&amp;&quot;&apos;</string>") == "<>&\"'")
+        #expect(try decode("<string>&#65;&#x42;&#x1F600;&#13;</string>") == "AB😀\r")
+        #expect(try decode("<string><![CDATA[<not> &markup;]]> and more</string>") == "<not> &markup; and more")
+        #expect(try decode("<string>a\r\nb\rc</string>") == "a\nb\nc")
+        #expect(try decode("<array><string/></array>") == [""])
+    }
+
+    @Test("an empty key and an empty dict and array in both forms")
+    func emptyForms() throws {
+        #expect(try decode("<dict><key></key><string>v</string></dict>") == ["": "v"])
+        #expect(try decode("<dict><key/><string>w</string></dict>") == ["": "w"])
+        #expect(try decode("<array></array>") == [])
+        #expect(try decode("<array/>") == [])
+        #expect(try decode("<dict></dict>") == [:])
+        #expect(try decode("<dict/>") == [:])
+    }
+
+    @Test("integers: decimal, signed, hexadecimal, padded, canonical at Int64.max")
+    func integers() throws {
+        let cases: [(String, SyncValue)] = [
+            ("0", 0), ("-0", 0), ("+5", 5), ("007", 7), (" 42\n", 42), ("0x10", 16), ("0XfF", 255), ("-0x10", -16),
+            ("9223372036854775807", .integer(.max)), ("-9223372036854775808", .integer(.min)),
+            ("9223372036854775808", .unsignedInteger(9_223_372_036_854_775_808)),
+            ("18446744073709551615", .unsignedInteger(.max)), ("0xFFFFFFFFFFFFFFFF", .unsignedInteger(.max)),
+        ]
+        for (text, value) in cases {
+            #expect(try decode("<integer>\(text)</integer>") == value, "\(text)")
+        }
+    }
+
+    @Test("reals: decimal forms, exponents, and the words for non-finite values")
+    func reals() throws {
+        let cases: [(String, Double)] = [
+            ("1", 1), ("-2.5", -2.5), (".5", 0.5), ("5.", 5), ("6.02e23", 6.02e23), ("1E-2", 0.01), ("+3", 3),
+            ("inf", .infinity), ("+infinity", .infinity), ("-Infinity", -.infinity), ("-inf", -.infinity),
+            ("1e400", .infinity), (" 0.25 ", 0.25), ("4.9e-324", .leastNonzeroMagnitude),
+        ]
+        for (text, real) in cases {
+            #expect(try decode("<real>\(text)</real>") == .real(real), "\(text)")
+        }
+        #expect(try decode("<real>nan</real>").realValue?.isNaN == true)
+        #expect(try decode("<real>NaN</real>").realValue?.isNaN == true)
+        #expect(try decode("<real>-0.0</real>").realValue?.sign == .minus)
+    }
+
+    @Test("dates and data")
+    func datesAndData() throws {
+        #expect(try decode("<date>2024-05-01T12:30:00Z</date>") == .date(Date(timeIntervalSince1970: 1_714_566_600)))
+        #expect(try decode("<date>\n\t2000-02-29T00:00:00Z\n</date>") == .date(Date(timeIntervalSince1970: 951_782_400)))
+        #expect(try decode("<date>0000-01-01T00:00:00Z</date>") == .date(Date(timeIntervalSince1970: -62_167_219_200)))
+        #expect(try decode("<data>AAEC/w==</data>") == .data([0, 1, 2, 255]))
+        #expect(try decode("<data>\n\t\tAA\nEC\r\n /w =\n=\t</data>") == .data([0, 1, 2, 255]))
+        #expect(try decode("<data>AAECAw</data>") == .data([0, 1, 2, 3]))
+        #expect(try decode("<data></data>") == .data([]))
+        #expect(try decode("<data/>") == .data([]))
+    }
+
+    @Test("other encodings are converted by libxml2")
+    func otherEncodings() throws {
+        var latin1 = Array(#"<?xml version="1.0" encoding="ISO-8859-1"?><plist><string>caf"#.utf8)
+        latin1 += [0xE9] + Array("</string></plist>".utf8)
+        #expect(try codec.decode(latin1) == "café")
+
+        let text = #"<?xml version="1.0" encoding="UTF-16"?><plist><string>中😀</string></plist>"#
+        var utf16: [UInt8] = [0xFF, 0xFE]
+        for unit in text.utf16 { utf16 += [UInt8(truncatingIfNeeded: unit), UInt8(unit >> 8)] }
+        #expect(try codec.decode(utf16) == "中😀")
+    }
+
+    @Test("a document referring to Apple's DTD decodes without fetching it")
+    func appleDoctype() throws {
+        let text = """
+            <?xml version="1.0" encoding="UTF-8"?>
+            <!DOCTYPE plist PUBLIC "-//Apple//DTD PLIST 1.0//EN" "http://127.0.0.1:1/PropertyList-1.0.dtd">
+            <plist version="1.0"><string>offline</string></plist>
+            """
+        #expect(try codec.decode(XMLPlistTestSupport.bytes(text)) == "offline")
+    }
+
+    @Test("many values up to the element limit decode; the limit counts every value")
+    func elementCount() throws {
+        let limited = XMLPlistCodec(limits: CodecLimits(maxElementCount: 4))
+        #expect(try limited.decode(XMLPlistTestSupport.document("<array><integer>1</integer><dict><key>k</key><true/></dict></array>")) == [1, ["k": true]])
+        let tooMany = XMLPlistTestSupport.document("<array><integer>1</integer><integer>2</integer><integer>3</integer><integer>4</integer></array>")
+        #expect(XMLPlistTestSupport.decodingError(tooMany, codec: limited)?.code == .limitExceeded)
+    }
+
+    @Test("a 12 MB string decodes (past libxml2's default cap on text nodes)")
+    func hugeText() throws {
+        let big = String(repeating: "0123456789abcdef", count: 12 << 16)
+        #expect(try codec.decode(XMLPlistTestSupport.document("<string>\(big)</string>")) == .string(big))
+    }
+}
