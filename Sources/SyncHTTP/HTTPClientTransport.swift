@@ -20,13 +20,20 @@ public import SyncCore
 /// a timeout, an answer larger than ``Configuration/maxResponseBytes`` — throws
 /// a ``TransportError``.
 ///
-/// By default the transport uses AsyncHTTPClient's shared client, which never
-/// needs shutting down. Pass your own `HTTPClient` to control its event loops
-/// and connection pool; you then shut it down yourself after the last request.
+/// Who shuts the `HTTPClient` down:
+/// - ``init(baseURL:configuration:client:)`` uses a client it is given — by
+///   default AsyncHTTPClient's `HTTPClient.shared`, which never needs shutting
+///   down; a client of your own you shut down yourself after the last request.
+/// - ``init(baseURL:configuration:clientConfiguration:)`` makes a client the
+///   transport owns; call ``shutdown()`` after the last request (copies of the
+///   transport share that client).
 public struct HTTPClientTransport: SyncClientTransport {
     /// Limits of one exchange.
     public struct Configuration: Sendable, Hashable {
         /// How long one request may take, from sending to the last byte of the answer.
+        ///
+        /// AsyncHTTPClient keeps retrying a refused connection within this time,
+        /// so a server that is down is reported when it runs out.
         public var timeout: Duration
         /// The largest answer body accepted; a larger one fails with ``TransportError``.
         public var maxResponseBytes: Int
@@ -44,16 +51,45 @@ public struct HTTPClientTransport: SyncClientTransport {
     public let configuration: Configuration
     /// The AsyncHTTPClient client requests go through.
     public let client: HTTPClient
+    /// Whether the transport made ``client`` and so shuts it down in ``shutdown()``.
+    public let ownsClient: Bool
 
-    /// Makes a transport.
+    /// Makes a transport over a client someone else shuts down.
     /// - Parameters:
     ///   - baseURL: The server's address, such as `http://127.0.0.1:8080`.
     ///   - configuration: Timeout and answer size limit.
-    ///   - client: The HTTP client; the shared one by default.
+    ///   - client: The HTTP client; `HTTPClient.shared` by default. The caller keeps
+    ///     the duty to shut a client of its own down; ``shutdown()`` leaves it running.
     public init(baseURL: URL, configuration: Configuration = Configuration(), client: HTTPClient = .shared) {
         self.baseURL = baseURL
         self.configuration = configuration
         self.client = client
+        self.ownsClient = false
+    }
+
+    /// Makes a transport with a client of its own (its own connection pool,
+    /// proxy, TLS or connect-timeout settings); call ``shutdown()`` after the last request.
+    /// - Parameters:
+    ///   - baseURL: The server's address, such as `http://127.0.0.1:8080`.
+    ///   - configuration: Timeout and answer size limit.
+    ///   - clientConfiguration: AsyncHTTPClient's settings for the new client.
+    public init(
+        baseURL: URL, configuration: Configuration = Configuration(),
+        clientConfiguration: HTTPClient.Configuration
+    ) {
+        self.baseURL = baseURL
+        self.configuration = configuration
+        self.client = HTTPClient(eventLoopGroupProvider: .singleton, configuration: clientConfiguration)
+        self.ownsClient = true
+    }
+
+    /// Shuts down the client when the transport owns it; does nothing otherwise.
+    ///
+    /// Requests sent after it fail with ``TransportError``.
+    /// - Throws: AsyncHTTPClient's error when the client was already shut down.
+    public func shutdown() async throws {
+        guard ownsClient else { return }
+        try await client.shutdown()
     }
 
     /// Sends `request` and returns the server's answer, whatever its status.
@@ -61,31 +97,42 @@ public struct HTTPClientTransport: SyncClientTransport {
     public func send(_ request: SyncRequest) async throws -> SyncResponse {
         let httpRequest = makeHTTPRequest(request)
         let deadline = NIODeadline.now() + TimeAmount(configuration.timeout)
+        let what = "\(request.method) \(request.pathWithoutQuery)"
         do {
             let response = try await client.execute(httpRequest, deadline: deadline)
             let body = try await response.body.collect(upTo: configuration.maxResponseBytes)
-            let setCookies = response.headers["set-cookie"]
             return SyncResponse(
                 status: Int(response.status.code),
                 contentType: response.headers.first(name: "content-type"),
-                session: setCookies.lazy.compactMap(SessionCookie.session(fromSetCookieHeader:)).first,
+                session: response.headers["set-cookie"].lazy.compactMap(SessionCookie.session(fromSetCookieHeader:))
+                    .first,
                 body: Array(buffer: body))
         } catch let error as NIOTooManyBytesError {
             throw TransportError(
-                .invalidResponse, "the answer is larger than \(configuration.maxResponseBytes) bytes", underlying: error)
-        } catch let error as HTTPClientError where error == .deadlineExceeded || error == .readTimeout
-            || error == .connectTimeout
-        {
-            throw TransportError(.timedOut, "\(request.method) \(request.pathWithoutQuery) timed out", underlying: error)
+                .invalidResponse, "\(what): the answer is larger than \(configuration.maxResponseBytes) bytes",
+                underlying: error)
+        } catch let error as HTTPClientError where Self.timeoutErrors.contains(error) {
+            throw TransportError(.timedOut, "\(what) timed out after \(configuration.timeout)", underlying: error)
+        } catch let error as HTTPClientError where Self.malformedAnswerErrors.contains(error) {
+            throw TransportError(.invalidResponse, "\(what): the answer is not valid HTTP: \(error)", underlying: error)
+        } catch let error as HTTPParserError {
+            throw TransportError(.invalidResponse, "\(what): the answer is not valid HTTP: \(error)", underlying: error)
         } catch {
-            throw TransportError(
-                .connectionFailed, "\(request.method) \(request.pathWithoutQuery) failed: \(error)", underlying: error)
+            throw TransportError(.connectionFailed, "\(what) failed: \(error)", underlying: error)
         }
     }
 
+    private static let timeoutErrors: [HTTPClientError] = [
+        .deadlineExceeded, .readTimeout, .connectTimeout, .getConnectionFromPoolTimeout, .tlsHandshakeTimeout,
+    ]
+
+    private static let malformedAnswerErrors: [HTTPClientError] = [
+        .bodyLengthMismatch, .identityCodingIncorrectlyPresent,
+    ]
+
     private func makeHTTPRequest(_ request: SyncRequest) -> HTTPClientRequest {
         var base = baseURL.absoluteString
-        if base.hasSuffix("/") { base.removeLast() }
+        while base.hasSuffix("/") { base.removeLast() }
         var httpRequest = HTTPClientRequest(url: base + (request.path.hasPrefix("/") ? "" : "/") + request.path)
         httpRequest.method = HTTPMethod(rawValue: request.method.rawValue)
         if let contentType = request.contentType { httpRequest.headers.add(name: "Content-Type", value: contentType) }
@@ -101,14 +148,5 @@ public struct HTTPClientTransport: SyncClientTransport {
             httpRequest.body = .bytes(ByteBuffer(bytes: request.body))
         }
         return httpRequest
-    }
-}
-
-extension TimeAmount {
-    /// The amount closest to `duration`, in nanoseconds.
-    init(_ duration: Duration) {
-        let (seconds, attoseconds) = duration.components
-        self = .nanoseconds(seconds.multipliedReportingOverflow(by: 1_000_000_000).overflow
-            ? .max : seconds * 1_000_000_000 + attoseconds / 1_000_000_000)
     }
 }

@@ -1,7 +1,6 @@
 import Crypto
 public import FoundationEssentials
 import _CryptoExtras
-import Synchronization
 public import SyncCore
 
 /// The accounts a server accepts, with salted password hashes and hashed bearer tokens.
@@ -44,6 +43,9 @@ public struct UsersFile: Sendable, Hashable {
     /// The iteration count new passwords get (OWASP's 2023 advice for PBKDF2-HMAC-SHA256).
     public static let defaultIterations = 210_000
 
+    /// The iteration counts accepted: enough to be a hash, few enough that one check cannot stall a server.
+    public static let iterationRange = 1...10_000_000
+
     /// Makes a file with `entries`.
     public init(entries: [Entry] = []) {
         self.entries = entries
@@ -59,8 +61,8 @@ public struct UsersFile: Sendable, Hashable {
     /// - Throws: ``UsersFileError`` naming the first line that cannot be read.
     public static func parse(_ text: String) throws(UsersFileError) -> UsersFile {
         var entries: [Entry] = []
-        for (index, rawLine) in text.split(separator: "\n", omittingEmptySubsequences: false).enumerated() {
-            let lineText = String(rawLine.trimmedOfHTTPWhitespace)
+        for (index, rawLine) in text.split(omittingEmptySubsequences: false, whereSeparator: \.isNewline).enumerated() {
+            let lineText = rawLine.trimmedOfHTTPWhitespace
             if lineText.isEmpty || lineText.hasPrefix("#") { continue }
             let parts = lineText.split(separator: ":", omittingEmptySubsequences: false).map(String.init)
             let lineNumber = index + 1
@@ -70,7 +72,7 @@ public struct UsersFile: Sendable, Hashable {
             let account = AccountID(parts[0])
             switch parts[1] {
             case "pbkdf2-sha256":
-                guard parts.count == 5, let iterations = Int(parts[2]), iterations > 0,
+                guard parts.count == 5, let iterations = Int(parts[2]), iterationRange.contains(iterations),
                     let salt = Data(base64Encoded: parts[3]), let key = Data(base64Encoded: parts[4]), !key.isEmpty
                 else {
                     throw UsersFileError(line: lineNumber, "expected account:pbkdf2-sha256:<iterations>:<salt base64>:<key base64>")
@@ -89,10 +91,17 @@ public struct UsersFile: Sendable, Hashable {
     }
 
     /// The file with a password for `account` added (a fresh random salt).
-    /// - Throws: ``UsersFileError`` for an invalid account name, or when key derivation fails.
+    /// - Parameters:
+    ///   - account: The account the password proves.
+    ///   - password: The password; only a salted PBKDF2-HMAC-SHA256 key of it is kept.
+    ///   - iterations: PBKDF2 rounds; fewer than ``defaultIterations`` only for tests.
+    /// - Throws: ``UsersFileError`` for an invalid account name or iteration count, or when key derivation fails.
     public func adding(account: AccountID, password: String, iterations: Int = defaultIterations) throws -> UsersFile {
         guard Self.isValidAccountName(account.rawValue) else {
             throw UsersFileError(line: 0, "'\(account)' is not an account name: use letters, digits, '.', '-', '_', '@'")
+        }
+        guard Self.iterationRange.contains(iterations) else {
+            throw UsersFileError(line: 0, "\(iterations) iterations: use \(Self.iterationRange.lowerBound)…\(Self.iterationRange.upperBound)")
         }
         let salt = (0..<16).map { _ in UInt8.random(in: .min ... .max) }
         let key = try Self.deriveKey(password: password, salt: salt, iterations: iterations)
@@ -134,23 +143,30 @@ public struct UsersFile: Sendable, Hashable {
         return text
     }
 
-    /// Writes the file atomically (a temporary file in the same folder, renamed over `url`), readable by its owner only.
-    /// - Throws: The I/O error; the old file is then unchanged.
-    public func write(to url: URL) throws {
-        try Data(render().utf8).write(to: url, options: [.atomic])
-        try FileManager.default.setAttributes([.posixPermissions: 0o600], ofItemAtPath: url.path)
+    /// Writes the file atomically — a new file in the same folder, readable by
+    /// its owner only from the start, renamed over `url` — so a server reading
+    /// it meanwhile sees the old users or the new, never half a file.
+    /// - Throws: ``UsersFileError`` naming the step that failed; the old file is then unchanged.
+    public func write(to url: URL) throws(UsersFileError) {
+        try AtomicFile.replaceContents(of: url, with: Array(render().utf8), permissions: 0o600)
     }
 
     /// The account `credentials` prove, or `nil`.
     public func account(for credentials: Credentials) -> AccountID? {
         switch credentials {
         case .basic(let username, let password):
+            var checked = false
             for case .password(let account, let iterations, let salt, let key) in entries where account.rawValue == username {
+                checked = true
                 if let derived = try? Self.deriveKey(password: password, salt: salt, iterations: iterations),
                     constantTimeEquals(derived, key)
                 {
                     return account
                 }
+            }
+            if !checked {
+                // An unknown account costs as much as a wrong password, so timing does not tell which accounts exist.
+                _ = try? Self.deriveKey(password: password, salt: Self.decoySalt, iterations: decoyIterations)
             }
             return nil
         case .bearer(let token):
@@ -160,6 +176,14 @@ public struct UsersFile: Sendable, Hashable {
             }
             return nil
         }
+    }
+
+    private static let decoySalt = [UInt8](repeating: 0x5A, count: 16)
+
+    /// The iteration count of the file's first password, as the cost of checking an unknown account.
+    private var decoyIterations: Int {
+        for case .password(_, let iterations, _, _) in entries { return iterations }
+        return Self.defaultIterations
     }
 
     static func deriveKey(password: String, salt: [UInt8], iterations: Int) throws -> [UInt8] {
@@ -199,78 +223,5 @@ public struct UsersFile: Sendable, Hashable {
             index += 2
         }
         return bytes
-    }
-}
-
-/// A users file line that cannot be read, or an entry that cannot be made.
-public struct UsersFileError: Error, Sendable, Hashable, CustomStringConvertible {
-    /// The 1-based line number, or 0 when the error is not about a line.
-    public var line: Int
-    /// What is wrong.
-    public var message: String
-    /// Makes an error.
-    public init(line: Int, _ message: String) {
-        self.line = line
-        self.message = message
-    }
-    /// `line N: message`, or the message alone.
-    public var description: String { line > 0 ? "line \(line): \(message)" : message }
-}
-
-/// Authenticates HTTP Basic passwords and bearer tokens against a ``UsersFile``.
-///
-/// ```swift
-/// let authenticator = try UsersFileAuthenticator(contentsOf: URL(fileURLWithPath: "users.txt"))
-/// let server = HTTPSyncServer(service: router, authenticator: authenticator)
-/// ```
-///
-/// Deriving a PBKDF2 key takes tens of milliseconds by design, so a password
-/// that was verified once is remembered as a salted SHA-256 in memory, and
-/// later requests with the same credentials cost one fast hash. Call
-/// ``reload()`` after the file changes; it also forgets what was remembered.
-public final class UsersFileAuthenticator: SyncAuthenticator {
-    private let state: Mutex<State>
-    /// The file the users come from, if any.
-    public let url: URL?
-
-    private struct State {
-        var users: UsersFile
-        var remembered: [String: [UInt8]] = [:]
-        let pepper: [UInt8] = (0..<32).map { _ in UInt8.random(in: .min ... .max) }
-    }
-
-    /// Makes an authenticator over `users`.
-    public init(users: UsersFile) {
-        self.url = nil
-        self.state = Mutex(State(users: users))
-    }
-
-    /// Reads the users file at `url`.
-    /// - Throws: ``UsersFileError`` or the I/O error.
-    public init(contentsOf url: URL) throws {
-        self.url = url
-        self.state = Mutex(State(users: try UsersFile.load(from: url)))
-    }
-
-    /// Reads the file again.
-    /// - Throws: ``UsersFileError`` or the I/O error; the old users stay in force then.
-    public func reload() throws {
-        guard let url else { return }
-        let users = try UsersFile.load(from: url)
-        state.withLock { $0 = State(users: users) }
-    }
-
-    /// The account the credentials prove, or `nil` for none or wrong ones.
-    public func authenticate(_ credentials: Credentials?) async throws -> AccountID? {
-        guard let credentials else { return nil }
-        guard case .basic(let username, let password) = credentials else {
-            return state.withLock { $0.users }.account(for: credentials)
-        }
-        let (users, pepper, remembered) = state.withLock { ($0.users, $0.pepper, $0.remembered[username]) }
-        let fingerprint = Array(SHA256.hash(data: pepper + Array(username.utf8) + [0] + Array(password.utf8)))
-        if let remembered, constantTimeEquals(remembered, fingerprint) { return AccountID(username) }
-        guard let account = users.account(for: credentials) else { return nil }
-        state.withLock { $0.remembered[username] = fingerprint }
-        return account
     }
 }

@@ -1,0 +1,73 @@
+import AsyncHTTPClient
+import Foundation
+import SyncCore
+import SyncHTTP
+import Testing
+
+@Suite("HTTPClientTransport: failures to get an answer, and the client's lifetime")
+struct HTTPClientTransportFailureTests {
+    static func withServer<Result: Sendable>(
+        _ service: any SyncService, _ body: (URL) async throws -> Result
+    ) async throws -> Result {
+        try await HTTPSyncServer.withRunningServer(
+            service: service, authenticator: UsersFileAuthenticator(users: TransportRoute.users), body)
+    }
+
+    static let ping = SyncRequest(method: .get, path: "/ping", credentials: TransportRoute.ada)
+
+    @Test("an answer that does not come in time is a timed-out TransportError")
+    func timeout() async throws {
+        let service = HeldService()
+        try await Self.withServer(service) { baseURL in
+            defer { service.release() }
+            let transport = HTTPClientTransport(baseURL: baseURL, configuration: .init(timeout: .milliseconds(200)))
+            let error = await #expect(throws: TransportError.self) { try await transport.send(Self.ping) }
+            #expect(error?.code == .timedOut)
+        }
+    }
+
+    @Test("an answer larger than the limit is an invalid-response TransportError")
+    func answerTooLarge() async throws {
+        try await Self.withServer(LargeAnswerService(size: 10_000)) { baseURL in
+            let limited = HTTPClientTransport(baseURL: baseURL, configuration: .init(maxResponseBytes: 1_000))
+            let error = await #expect(throws: TransportError.self) { try await limited.send(Self.ping) }
+            #expect(error?.code == .invalidResponse)
+
+            let roomy = HTTPClientTransport(baseURL: baseURL, configuration: .init(maxResponseBytes: 10_000))
+            let answer = try await roomy.send(Self.ping)
+            #expect(answer.body.count == 10_000)
+        }
+    }
+
+    @Test("a refused connection is a connection-failed TransportError")
+    func connectionRefused() async throws {
+        // The address of a server that has just shut down: nothing listens there any more.
+        let closedURL = try await Self.withServer(EchoService()) { $0 }
+        let transport = HTTPClientTransport(baseURL: closedURL, configuration: .init(timeout: .seconds(1)))
+        let error = await #expect(throws: TransportError.self) { try await transport.send(Self.ping) }
+        #expect(error?.code == .connectionFailed)
+    }
+
+    @Test("a transport with its own client works until shutdown(), then fails with TransportError")
+    func ownedClient() async throws {
+        try await Self.withServer(EchoService()) { baseURL in
+            let transport = HTTPClientTransport(baseURL: baseURL, clientConfiguration: HTTPClient.Configuration())
+            #expect(transport.ownsClient)
+            let beforeShutdown = try await transport.send(Self.ping)
+            #expect(beforeShutdown.status == 200)
+            try await transport.shutdown()
+            await #expect(throws: TransportError.self) { try await transport.send(Self.ping) }
+        }
+    }
+
+    @Test("shutdown() leaves a shared client running")
+    func sharedClient() async throws {
+        try await Self.withServer(EchoService()) { baseURL in
+            let transport = HTTPClientTransport(baseURL: baseURL)
+            #expect(!transport.ownsClient)
+            try await transport.shutdown()
+            let afterShutdown = try await transport.send(Self.ping)
+            #expect(afterShutdown.status == 200)
+        }
+    }
+}
