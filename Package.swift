@@ -100,7 +100,8 @@ let package = Package(
             name: "anchorage",
             dependencies: [
                 "SyncCore", "SyncJSON", "SyncXMLPlist", "SyncBinaryPlist", "SyncMessagePack", "SyncHTTP",
-                "SyncSQLite", "Aquasync", "AppSync", "SyncSamples",
+                "SyncSQLite", "SyncPostgres", "Aquasync", "AppSync", "SyncSamples",
+                .product(name: "PostgresNIO", package: "postgres-nio"),
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "Hummingbird", package: "hummingbird"),
@@ -139,7 +140,12 @@ let package = Package(
                 "SyncBinaryPlist", "SyncSamples",
             ]
         ),
-        .testTarget(name: "SyncPostgresTests", dependencies: ["SyncCore", "SyncPostgres", "SyncTesting"]),
+        .testTarget(
+            name: "SyncPostgresTests",
+            dependencies: [
+                "SyncCore", "SyncPostgres", "SyncTesting", "Aquasync", "SyncHTTP", "SyncJSON", "SyncMessagePack",
+                "anchorage",
+            ]),
         .testTarget(
             name: "AppSyncTests",
             dependencies: ["SyncCore", "AppSync", "SyncTesting", "SyncHTTP", "SyncJSON"]

@@ -14,6 +14,7 @@ let package = Package(
     dependencies: [
         .package(name: "Anchorage", path: ".."),
         .package(url: "https://github.com/ordo-one/benchmark", from: "1.38.1", traits: ["MallocInterposer"]),
+        .package(url: "https://github.com/vapor/postgres-nio", from: "1.33.2"),
     ],
     targets: [
         // MARK: C peers
@@ -47,6 +48,8 @@ let package = Package(
             dependencies: [
                 .product(name: "SyncCore", package: "Anchorage"),
                 .product(name: "SyncSQLite", package: "Anchorage"),
+                .product(name: "SyncPostgres", package: "Anchorage"),
+                .product(name: "PostgresNIO", package: "postgres-nio"),
                 .product(name: "Benchmark", package: "benchmark"),
             ],
             path: "StoreBenchmarks",

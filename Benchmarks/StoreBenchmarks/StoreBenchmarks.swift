@@ -1,10 +1,14 @@
 // Store benchmarks: writing 100,000 changes in transactions of 1,000, and
-// paging through 100,000 changes, in MemoryStore and SQLiteStore. Run with
-// `swift package benchmark --target StoreBenchmarks` in this folder.
+// paging through 100,000 changes, in MemoryStore, SQLiteStore and (when a
+// server is named) PostgresStore. Run in this folder with
+// `swift package benchmark --target StoreBenchmarks`, or with PostgreSQL:
+// `../scripts/with-postgres.sh swift package benchmark --target StoreBenchmarks`.
 
 import Benchmark
 import Foundation
+import PostgresNIO
 import SyncCore
+import SyncPostgres
 import SyncSQLite
 
 /// How many changes each benchmark writes or reads.
@@ -19,14 +23,14 @@ let benchmarks: @Sendable () -> Void = {
         maxDuration: .seconds(10),
         maxIterations: 5
     )
-    for kind in StoreKind.allCases {
+    for kind in StoreKind.measured {
         Benchmark("\(kind) apply 100,000 changes", configuration: configuration) { benchmark in
             for _ in benchmark.scaledIterations {
-                let store = try kind.makeStore()
+                let store = try await kind.makeStore()
                 benchmark.startMeasurement()
                 try await applyChanges(to: store.store)
                 benchmark.stopMeasurement()
-                try store.close()
+                try await store.close()
             }
         }
 
@@ -42,12 +46,12 @@ let benchmarks: @Sendable () -> Void = {
                 }
             },
             setup: {
-                let store = try kind.makeStore()
+                let store = try await kind.makeStore()
                 try await applyChanges(to: store.store)
                 filled.store = store
             },
             teardown: {
-                try filled.store?.close()
+                try await filled.store?.close()
                 filled.store = nil
             }
         )
@@ -58,32 +62,63 @@ let benchmarks: @Sendable () -> Void = {
 enum StoreKind: String, CaseIterable, CustomStringConvertible {
     case memory = "MemoryStore"
     case sqlite = "SQLiteStore"
+    case postgres = "PostgresStore"
 
     var description: String { rawValue }
 
-    /// A fresh, empty store; a SQLite one in a new temporary file.
-    func makeStore() throws -> OpenStore {
+    /// The stores this run measures: PostgreSQL only when `ANCHORAGE_POSTGRES_PORT` names a server
+    /// (as `scripts/with-postgres.sh` does).
+    static var measured: [StoreKind] {
+        postgresConfiguration == nil ? [.memory, .sqlite] : allCases
+    }
+
+    /// The PostgreSQL server named by the environment of `scripts/with-postgres.sh`, if any.
+    static var postgresConfiguration: PostgresClient.Configuration? {
+        let environment = ProcessInfo.processInfo.environment
+        guard let port = environment["ANCHORAGE_POSTGRES_PORT"].flatMap(Int.init) else { return nil }
+        return PostgresClient.Configuration(
+            host: environment["ANCHORAGE_POSTGRES_HOST"] ?? "127.0.0.1", port: port,
+            username: environment["ANCHORAGE_POSTGRES_USER"] ?? "anchorage", password: nil,
+            database: environment["ANCHORAGE_POSTGRES_DATABASE"] ?? "postgres", tls: .disable)
+    }
+
+    /// A fresh, empty store: a SQLite one in a new temporary file, a PostgreSQL one in a new schema.
+    func makeStore() async throws -> OpenStore {
         switch self {
-        case .memory: return OpenStore(store: MemoryStore(), file: nil)
+        case .memory: return OpenStore(store: MemoryStore())
         case .sqlite:
             let directory = FileManager.default.temporaryDirectory
                 .appendingPathComponent("anchorage-store-benchmark-\(UUID().uuidString)")
             try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
             let store = try SQLiteStore(path: directory.appendingPathComponent("store.sqlite").path)
             return OpenStore(store: store, file: directory)
+        case .postgres:
+            guard let configuration = Self.postgresConfiguration else {
+                throw StoreBenchmarkFailure("no PostgreSQL server is named")
+            }
+            let client = PostgresClient(configuration: configuration)
+            let running = Task { await client.run() }
+            let schema = "bench_" + UUID().uuidString.lowercased().replacingOccurrences(of: "-", with: "")
+            let store = try await PostgresStore(client: client, configuration: .init(schema: schema))
+            return OpenStore(store: store, postgres: (client, running, schema))
         }
     }
 }
 
-/// A store and the temporary folder it lives in, if any.
+/// A store and what to clean up after it: its temporary folder, or its PostgreSQL schema and pool.
 struct OpenStore {
     let store: any SyncStore
-    let file: URL?
+    var file: URL? = nil
+    var postgres: (client: PostgresClient, running: Task<Void, Never>, schema: String)? = nil
 
-    /// Closes the store and deletes its folder.
-    func close() throws {
+    /// Closes the store and deletes its folder or schema.
+    func close() async throws {
         if let sqlite = store as? SQLiteStore { try sqlite.close() }
         if let file { try FileManager.default.removeItem(at: file) }
+        if let postgres {
+            _ = try await postgres.client.query(PostgresQuery(unsafeSQL: "DROP SCHEMA \(postgres.schema) CASCADE"))
+            postgres.running.cancel()
+        }
     }
 }
 

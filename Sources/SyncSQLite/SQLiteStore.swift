@@ -148,7 +148,7 @@ public final class SQLiteStore: SyncStore {
         defer { locks.release(account) }
         let attempts = max(1, configuration.maximumAttempts)
         for _ in 0..<attempts {
-            let transaction = SQLiteTransaction(account: account, database: database)
+            let transaction = BufferedTransaction(account: account, reads: SQLiteCommittedReads(database: database))
             let result: Result
             do {
                 result = try await body(transaction)
@@ -222,7 +222,7 @@ public final class SQLiteStore: SyncStore {
 
     // MARK: Commit
 
-    private func commit(_ outcome: SQLiteTransaction.Outcome, of account: AccountID) async throws {
+    private func commit(_ outcome: BufferedTransaction<SQLiteCommittedReads>.Outcome, of account: AccountID) async throws {
         let writes = outcome.writes
         let expectedRevision = outcome.oldestRevisionRead
         try await withStoreErrors("committing a transaction of \(account)") {

@@ -11,11 +11,12 @@ struct Records: AsyncParsableCommand {
     )
 
     struct Device: ParsableArguments {
-        @Option(help: "The device's local store: sqlite:PATH or memory.")
+        @Option(help: "The device's local store: sqlite:PATH, postgres://USER@HOST:PORT/DATABASE or memory.")
         var store = StoreOption(argument: "sqlite:anchorage-device.sqlite")!
 
-        func records() throws -> AquasyncLocalRecords {
-            AquasyncLocalRecords(store: try store.open())
+        /// Runs `body` with the device's records.
+        func withRecords<Result: Sendable>(_ body: (AquasyncLocalRecords) async throws -> Result) async throws -> Result {
+            try await store.withStore { store in try await body(AquasyncLocalRecords(store: store)) }
         }
     }
 
@@ -42,8 +43,9 @@ struct Records: AsyncParsableCommand {
                 }
                 values[String(field[..<equals])] = Self.value(String(field[field.index(after: equals)...]))
             }
-            let gid = try await device.records().save(model, gid: gid, fields: values)
-            print(gid)
+            let (model, gid, fieldValues) = (model, gid, values)
+            let saved = try await device.withRecords { try await $0.save(model, gid: gid, fields: fieldValues) }
+            print(saved)
         }
 
         static func value(_ text: String) -> SyncValue {
@@ -66,7 +68,7 @@ struct Records: AsyncParsableCommand {
         @OptionGroup var device: Device
 
         func run() async throws {
-            try await device.records().delete(model, gid: gid)
+            try await device.withRecords { try await $0.delete(model, gid: gid) }
         }
     }
 
@@ -79,7 +81,7 @@ struct Records: AsyncParsableCommand {
         @OptionGroup var device: Device
 
         func run() async throws {
-            for object in try await device.records().objects(model) {
+            for object in try await device.withRecords({ try await $0.objects(model) }) {
                 let line: SyncValue = [
                     "gid": .string(object.gid), "dirty": .bool(object.isDirty), "fields": .dictionary(object.fields),
                 ]

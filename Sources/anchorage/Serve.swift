@@ -25,7 +25,7 @@ struct Serve: AsyncParsableCommand {
     @Option(help: "The port to listen on (0 picks a free one and prints it).")
     var port = 8080
 
-    @Option(help: "Where records live: sqlite:PATH or memory.")
+    @Option(help: "Where records live: sqlite:PATH, postgres://USER[:PASSWORD]@HOST[:PORT]/DATABASE or memory.")
     var store = StoreOption(argument: "sqlite:anchorage-server.sqlite")!
 
     @Option(help: "The users file (create it with `anchorage users add`).")
@@ -51,19 +51,20 @@ struct Serve: AsyncParsableCommand {
         } catch {
             throw failure("cannot read the users file \(users): \(error) (create it with `anchorage users add NAME --file \(users)`)", code: 66)
         }
-        let syncStore = try store.open()
-        let router = ServiceRouter()
-            .mounting(AquasyncServer(store: syncStore, codecs: CodecChoice.allCodecs), at: "/deltas")
-            .mounting(
-                AppSyncServer(store: syncStore, codecs: CodecChoice.allCodecs, types: try appSyncTypes.map(AppSyncObjectType.init(argument:))),
-                at: "/rest")
-        let server = HTTPSyncServer(
-            service: router, authenticator: authenticator,
-            configuration: .init(host: host, port: port, maxRequestBytes: maxRequestBytes), logger: logger,
-            onRunning: { [host, store] port in
-                FileHandle.standardOutput.write(Data("anchorage \(AnchorageVersion.current) serving on http://\(host):\(port) (store \(store); Aquasync at /deltas, appSync at /rest)\n".utf8))
-            })
-        try await server.runService()
+        try await store.withStore { syncStore in
+            let router = ServiceRouter()
+                .mounting(AquasyncServer(store: syncStore, codecs: CodecChoice.allCodecs), at: "/deltas")
+                .mounting(
+                    AppSyncServer(store: syncStore, codecs: CodecChoice.allCodecs, types: try appSyncTypes.map(AppSyncObjectType.init(argument:))),
+                    at: "/rest")
+            let server = HTTPSyncServer(
+                service: router, authenticator: authenticator,
+                configuration: .init(host: host, port: port, maxRequestBytes: maxRequestBytes), logger: logger,
+                onRunning: { [host, store] port in
+                    FileHandle.standardOutput.write(Data("anchorage \(AnchorageVersion.current) serving on http://\(host):\(port) (store \(store); Aquasync at /deltas, appSync at /rest)\n".utf8))
+                })
+            try await server.runService()
+        }
     }
 }
 

@@ -38,7 +38,7 @@ struct Sync: AsyncParsableCommand {
     @Option(help: "The server's address, such as http://127.0.0.1:8080.")
     var server: String
 
-    @Option(help: "The device's local store: sqlite:PATH or memory.")
+    @Option(help: "The device's local store: sqlite:PATH, postgres://USER@HOST:PORT/DATABASE or memory.")
     var store = StoreOption(argument: "sqlite:anchorage-device.sqlite")!
 
     @Option(help: "The codec messages travel in.")
@@ -65,19 +65,20 @@ struct Sync: AsyncParsableCommand {
             transport = transport.with(
                 CredentialsMiddleware(.basic(username: user, password: environment["ANCHORAGE_PASSWORD"] ?? "")))
         }
-        let localStore = try store.open()
         do {
-            switch stack {
-            case .aquasync:
-                let client = AquasyncClient(store: localStore, transport: transport, codec: codec.codec)
-                let report = try await client.sync()
-                print("synced with \(server) in \(codec.rawValue): pulled \(report.pulled), pushed \(report.pushed), latest UST \(try await client.latestUST())")
-            case .appsync:
-                let client = AppSyncClient(
-                    store: localStore, transport: transport, codec: codec.codec,
-                    types: try appSyncTypes.map(AppSyncObjectType.init(argument:)), policy: priority.policy)
-                let report = try await client.doSync()
-                print("synced with \(server) in \(codec.rawValue): downloaded \(report.downloaded), uploaded \(report.uploaded), conflicts \(report.conflicts), rejected \(report.rejected.count)")
+            try await store.withStore { localStore in
+                switch stack {
+                case .aquasync:
+                    let client = AquasyncClient(store: localStore, transport: transport, codec: codec.codec)
+                    let report = try await client.sync()
+                    print("synced with \(server) in \(codec.rawValue): pulled \(report.pulled), pushed \(report.pushed), latest UST \(try await client.latestUST())")
+                case .appsync:
+                    let client = AppSyncClient(
+                        store: localStore, transport: transport, codec: codec.codec,
+                        types: try appSyncTypes.map(AppSyncObjectType.init(argument:)), policy: priority.policy)
+                    let report = try await client.doSync()
+                    print("synced with \(server) in \(codec.rawValue): downloaded \(report.downloaded), uploaded \(report.uploaded), conflicts \(report.conflicts), rejected \(report.rejected.count)")
+                }
             }
         } catch let error as AquasyncClientError {
             throw failure("sync failed: \(error)", code: 69)

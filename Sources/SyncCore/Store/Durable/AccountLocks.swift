@@ -1,4 +1,3 @@
-import SyncCore
 import Synchronization
 
 /// First-in, first-out locks, one per account, that let transactions of one
@@ -6,7 +5,7 @@ import Synchronization
 ///
 /// A waiting transaction suspends (it holds no thread); ``release(_:)`` hands
 /// the account to the transaction that has waited longest.
-final class AccountLocks: Sendable {
+package final class AccountLocks: Sendable {
     private struct Queue {
         var waiters: [CheckedContinuation<Void, Never>] = []
         var nextWaiter = 0
@@ -15,8 +14,11 @@ final class AccountLocks: Sendable {
     /// The accounts currently held, with their waiting transactions.
     private let queues = Mutex<[AccountID: Queue]>([:])
 
+    /// Locks with no account held.
+    package init() {}
+
     /// Waits until no other holder owns `account`, then owns it.
-    func acquire(_ account: AccountID) async {
+    package func acquire(_ account: AccountID) async {
         let ownedAtOnce = queues.withLock { queues in
             guard queues[account] == nil else { return false }
             queues[account] = Queue()
@@ -37,7 +39,7 @@ final class AccountLocks: Sendable {
     }
 
     /// Hands `account` to the longest waiter, or frees it when none waits.
-    func release(_ account: AccountID) {
+    package func release(_ account: AccountID) {
         let next: CheckedContinuation<Void, Never>? = queues.withLock { queues in
             guard var queue = queues.removeValue(forKey: account) else { return nil }
             guard queue.nextWaiter < queue.waiters.count else { return nil }

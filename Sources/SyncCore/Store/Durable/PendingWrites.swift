@@ -1,8 +1,7 @@
 import FoundationEssentials
-import SyncCore
 
 /// One record write a transaction buffers until it commits.
-enum PendingRecordWrite: Sendable {
+package enum PendingRecordWrite: Sendable {
     /// Insert or replace the record; `fields` is its fields already encoded.
     case put(SyncRecord, fields: Data)
     /// Remove the record without a tombstone.
@@ -10,21 +9,30 @@ enum PendingRecordWrite: Sendable {
 }
 
 /// One metadata write a transaction buffers until it commits.
-struct PendingMetadataWrite: Sendable {
+package struct PendingMetadataWrite: Sendable {
     /// The new value, or `nil` to remove it.
-    var value: SyncValue?
+    package var value: SyncValue?
     /// `value` encoded, or `nil` to remove it.
-    var blob: Data?
+    package var blob: Data?
+
+    /// A write of `value`, already encoded as `blob`; both `nil` to remove it.
+    package init(value: SyncValue?, blob: Data?) {
+        self.value = value
+        self.blob = blob
+    }
 }
 
 /// What a finished transaction writes, in the order to apply it.
-struct PendingWrites: Sendable {
+package struct PendingWrites: Sendable {
     /// Record writes in the order of each record's last write (positions are
     /// handed out in this order).
-    var records: [(key: RecordKey, write: PendingRecordWrite)] = []
+    package var records: [(key: RecordKey, write: PendingRecordWrite)] = []
     /// Metadata writes by peer and key.
-    var metadata: [(peer: PeerID, key: String, write: PendingMetadataWrite)] = []
+    package var metadata: [(peer: PeerID, key: String, write: PendingMetadataWrite)] = []
 
     /// Whether there is nothing to commit.
-    var isEmpty: Bool { records.isEmpty && metadata.isEmpty }
+    package var isEmpty: Bool { records.isEmpty && metadata.isEmpty }
+
+    /// Nothing to write yet.
+    package init() {}
 }

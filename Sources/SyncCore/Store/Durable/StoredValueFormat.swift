@@ -1,8 +1,7 @@
 import FoundationEssentials
-import SyncCore
 
-/// The compact binary form in which ``SQLiteStore`` keeps record fields and
-/// metadata values in `BLOB` columns.
+/// The compact binary form in which durable stores (`SQLiteStore`,
+/// `PostgresStore`) keep record fields and metadata values in binary columns.
 ///
 /// A blob is one format byte (``version``) followed by one value. A value is a
 /// tag byte and its payload:
@@ -23,11 +22,11 @@ import SyncCore
 /// Varints are unsigned LEB128. Dates and reals keep every bit, so a value
 /// reads back equal to the one written. Nesting deeper than ``maxDepth`` is
 /// refused on write and reported as corrupt on read.
-enum StoredValueFormat {
+package enum StoredValueFormat {
     /// The format byte every blob starts with.
-    static let version: UInt8 = 1
+    package static let version: UInt8 = 1
     /// The deepest nesting of arrays and dictionaries stored (codecs accept 256 by default).
-    static let maxDepth = 512
+    package static let maxDepth = 512
 
     private enum Tag: UInt8 {
         case null = 0
@@ -47,7 +46,7 @@ enum StoredValueFormat {
 
     /// The blob for `value`.
     /// - Throws: ``StoreError/Code/invalidArgument`` when `value` nests deeper than ``maxDepth``.
-    static func encode(_ value: SyncValue) throws(StoreError) -> Data {
+    package static func encode(_ value: SyncValue) throws(StoreError) -> Data {
         var bytes: [UInt8] = [version]
         bytes.reserveCapacity(64)
         try write(value, to: &bytes, depth: 0)
@@ -56,7 +55,7 @@ enum StoredValueFormat {
 
     /// The blob for a record's fields (a dictionary value).
     /// - Throws: ``StoreError/Code/invalidArgument`` when a field nests deeper than ``maxDepth``.
-    static func encode(fields: [String: SyncValue]) throws(StoreError) -> Data {
+    package static func encode(fields: [String: SyncValue]) throws(StoreError) -> Data {
         var bytes: [UInt8] = [version]
         bytes.reserveCapacity(16 + fields.count * 16)
         try writeDictionary(fields, to: &bytes, depth: 0)
@@ -142,7 +141,7 @@ enum StoredValueFormat {
 
     /// The value stored in `blob`.
     /// - Throws: ``StoreError/Code/corrupt`` when `blob` is not a well-formed blob of this format.
-    static func decode(_ blob: Data) throws(StoreError) -> SyncValue {
+    package static func decode(_ blob: Data) throws(StoreError) -> SyncValue {
         var reader = BlobReader(bytes: [UInt8](blob))
         try reader.readFormatByte()
         let value = try reader.readValue(depth: 0)
@@ -152,7 +151,7 @@ enum StoredValueFormat {
 
     /// The record fields stored in `blob`.
     /// - Throws: ``StoreError/Code/corrupt`` when `blob` does not hold a dictionary of this format.
-    static func decodeFields(_ blob: Data) throws(StoreError) -> [String: SyncValue] {
+    package static func decodeFields(_ blob: Data) throws(StoreError) -> [String: SyncValue] {
         guard case .dictionary(let fields) = try decode(blob) else {
             throw StoreError(.corrupt, "stored record fields are not a dictionary")
         }

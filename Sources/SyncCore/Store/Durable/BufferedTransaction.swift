@@ -1,0 +1,220 @@
+import Synchronization
+
+/// How a durable store reads its committed data for a ``BufferedTransaction``.
+///
+/// Every read returns the account's revision as the read's snapshot saw it,
+/// so the store can refuse to commit a transaction whose reads a concurrent
+/// commit made stale.
+package protocol CommittedReads: Sendable {
+    /// The committed record at `key` of `account`, if any.
+    func record(_ key: RecordKey, of account: AccountID) async throws -> (StoredRecord?, revision: Int64)
+
+    /// Up to `limit` committed records of `collection` with ids after `id`, in id order.
+    func records(
+        in collection: CollectionID, after id: RecordID?, limit: Int, of account: AccountID
+    ) async throws -> ([StoredRecord], revision: Int64)
+
+    /// The committed metadata value `key` of `peer`, if any.
+    func metadata(_ key: String, for peer: PeerID, of account: AccountID) async throws -> (SyncValue?, revision: Int64)
+
+    /// Checks that the database can hold `text`, a `what` (for example "record id").
+    func requireStorable(_ text: String, _ what: String) throws
+
+    /// The error to report for `error` (a ``StoreError``), met while doing `operation`.
+    func storeError(for error: any Error, while operation: String) -> any Error
+}
+
+/// A transaction of a durable store: reads committed data overlaid with its
+/// own pending writes, and buffers every write until the store commits them
+/// in one database transaction.
+///
+/// Each read also notes the account's revision as that read saw it. The store
+/// commits only if the account's revision is still the one every read saw,
+/// so a transaction whose reads another process's commit invalidated runs
+/// again instead of committing on stale data.
+package final class BufferedTransaction<Reads: CommittedReads>: StoreTransaction {
+    /// What a finished transaction hands to the store.
+    package struct Outcome: Sendable {
+        /// The writes to commit.
+        package var writes: PendingWrites
+        /// The oldest account revision any read saw; `nil` when it read nothing.
+        package var oldestRevisionRead: Int64?
+        /// Whether every read saw the same revision (no commit of the account happened between reads).
+        package var readsAgree: Bool
+    }
+
+    private struct State: Sendable {
+        var isFinished = false
+        var sequence = 0
+        var records: [RecordKey: (sequence: Int, write: PendingRecordWrite)] = [:]
+        var metadata: [PeerID: [String: PendingMetadataWrite]] = [:]
+        var oldestRevision: Int64?
+        var newestRevision: Int64?
+    }
+
+    package let account: AccountID
+    private let reads: Reads
+    private let state = Mutex(State())
+
+    /// A transaction on `account` that reads committed data through `reads`.
+    package init(account: AccountID, reads: Reads) {
+        self.account = account
+        self.reads = reads
+    }
+
+    /// Ends the transaction and returns what it wrote; later calls on it throw.
+    package func finish() -> Outcome {
+        state.withLock { state in
+            state.isFinished = true
+            var writes = PendingWrites()
+            writes.records = state.records.sorted { $0.value.sequence < $1.value.sequence }
+                .map { (key: $0.key, write: $0.value.write) }
+            for (peer, values) in state.metadata {
+                for (key, write) in values { writes.metadata.append((peer: peer, key: key, write: write)) }
+            }
+            return Outcome(
+                writes: writes, oldestRevisionRead: state.oldestRevision,
+                readsAgree: state.oldestRevision == state.newestRevision)
+        }
+    }
+
+    // MARK: Records
+
+    package func record(_ key: RecordKey) async throws -> StoredRecord? {
+        try requireStorable(key)
+        let (account, reads) = (self.account, self.reads)
+        let committed = try await read("reading record \(key)") { try await reads.record(key, of: account) }
+        return try withOpenState { state in
+            switch state.records[key]?.write {
+            case .put(let record, _): StoredRecord(record: record, position: committed?.position ?? .start)
+            case .purge: nil
+            case nil: committed
+            }
+        }
+    }
+
+    package func records(in collection: CollectionID, after id: RecordID?, limit: Int) async throws -> [StoredRecord] {
+        guard limit >= 1 else {
+            throw StoreError(.invalidArgument, "records(in:after:limit:): limit must be at least 1, got \(limit)")
+        }
+        try reads.requireStorable(collection.rawValue, "collection")
+        if let id { try reads.requireStorable(id.rawValue, "record id") }
+        let pending = try withOpenState { state in
+            state.records.filter { key, _ in key.collection == collection && id.map { key.id > $0 } ?? true }
+                .mapValues(\.write)
+        }
+        // Each pending write can hide at most one committed record, so this many
+        // committed ones always fill the page.
+        let fetchLimit = limit > Int.max - pending.count ? Int.max : limit + pending.count
+        let (account, reads) = (self.account, self.reads)
+        let committed = try await read("reading collection \(collection)") {
+            try await reads.records(in: collection, after: id, limit: fetchLimit, of: account)
+        }
+        guard !pending.isEmpty else { return committed }
+        return Self.merge(committed: committed, pending: pending, fetchLimit: fetchLimit, limit: limit)
+    }
+
+    package func put(_ record: SyncRecord) async throws {
+        try requireStorable(record.key)
+        try reads.requireStorable(record.version.node.rawValue, "node")
+        let fields = try StoredValueFormat.encode(fields: record.fields)
+        try withOpenState { state in
+            state.sequence += 1
+            state.records[record.key] = (state.sequence, .put(record, fields: fields))
+        }
+    }
+
+    package func purge(_ key: RecordKey) async throws {
+        try requireStorable(key)
+        try withOpenState { state in
+            state.sequence += 1
+            state.records[key] = (state.sequence, .purge)
+        }
+    }
+
+    // MARK: Metadata
+
+    package func metadata(_ key: String, for peer: PeerID) async throws -> SyncValue? {
+        if let pending = try withOpenState({ $0.metadata[peer]?[key] }) { return pending.value }
+        try reads.requireStorable(peer.rawValue, "peer")
+        try reads.requireStorable(key, "metadata key")
+        let (account, reads) = (self.account, self.reads)
+        let committed = try await read("reading metadata \(key) of peer \(peer)") {
+            try await reads.metadata(key, for: peer, of: account)
+        }
+        // A write may have happened while reading; the latest one wins.
+        return try withOpenState { state in
+            if let pending = state.metadata[peer]?[key] { return pending.value }
+            return committed
+        }
+    }
+
+    package func setMetadata(_ value: SyncValue?, _ key: String, for peer: PeerID) async throws {
+        try reads.requireStorable(peer.rawValue, "peer")
+        try reads.requireStorable(key, "metadata key")
+        let blob = try value.map { value throws(StoreError) in try StoredValueFormat.encode(value) }
+        try withOpenState { state in
+            state.metadata[peer, default: [:]][key] = PendingMetadataWrite(value: value, blob: blob)
+        }
+    }
+
+    // MARK: Helpers
+
+    /// Runs `query`, which returns a value and the account revision its snapshot saw, and notes the revision.
+    private func read<T: Sendable>(
+        _ description: String, _ query: @Sendable () async throws -> (T, revision: Int64)
+    ) async throws -> T {
+        try withOpenState { _ in }
+        let value: T
+        let revision: Int64
+        do {
+            (value, revision) = try await query()
+        } catch let error as StoreError {
+            throw error
+        } catch {
+            throw reads.storeError(for: error, while: description)
+        }
+        try withOpenState { state in
+            state.oldestRevision = min(state.oldestRevision ?? revision, revision)
+            state.newestRevision = max(state.newestRevision ?? revision, revision)
+        }
+        return value
+    }
+
+    private func withOpenState<T>(_ body: (inout State) throws -> T) throws -> T {
+        try state.withLock { state in
+            guard !state.isFinished else {
+                throw StoreError(.invalidArgument, "the transaction on account \(account) has already ended")
+            }
+            return try body(&state)
+        }
+    }
+
+    /// Checks that the database can hold both parts of `key`.
+    private func requireStorable(_ key: RecordKey) throws {
+        try reads.requireStorable(key.collection.rawValue, "collection")
+        try reads.requireStorable(key.id.rawValue, "record id")
+    }
+
+    /// `committed` (records after the page's start, in id order, fetched with
+    /// `fetchLimit`) overlaid with the `pending` writes to the same range, cut to `limit`.
+    private static func merge(
+        committed: [StoredRecord], pending: [RecordKey: PendingRecordWrite], fetchLimit: Int, limit: Int
+    ) -> [StoredRecord] {
+        var byID: [RecordID: StoredRecord] = [:]
+        for stored in committed { byID[stored.record.id] = stored }
+        // Committed ids beyond the last fetched one are unknown, so the merged
+        // page may only reach that far when the fetch was cut short.
+        let horizon = committed.count >= fetchLimit ? committed.last?.record.id : nil
+        for (key, write) in pending {
+            if let horizon, key.id > horizon { continue }
+            switch write {
+            case .put(let record, _):
+                byID[key.id] = StoredRecord(record: record, position: byID[key.id]?.position ?? .start)
+            case .purge:
+                byID[key.id] = nil
+            }
+        }
+        return byID.values.sorted { $0.record.id < $1.record.id }.prefix(limit).map { $0 }
+    }
+}

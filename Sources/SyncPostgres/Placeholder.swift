@@ -1,1 +1,0 @@
-// PostgresStore lands here.

@@ -1,0 +1,57 @@
+import PostgresNIO
+import SyncCore
+
+/// Thrown inside a commit when another process changed the account since the
+/// transaction read it; the store runs the transaction again.
+struct RevisionConflict: Error {}
+
+extension StoreError {
+    /// The ``StoreError`` for an error of postgres-nio or PostgreSQL met while doing `operation`;
+    /// a ``StoreError``, a `CancellationError` and a ``RevisionConflict`` pass through unchanged.
+    static func wrapping(_ error: any Error, while operation: String) -> any Error {
+        switch error {
+        case is StoreError, is CancellationError, is RevisionConflict:
+            return error
+        case let postgresError as PSQLError:
+            let code = code(for: postgresError)
+            let detail = postgresError.serverInfo?[.message].map { "\($0) (SQLSTATE \(sqlState(of: postgresError) ?? "?"))" }
+            return StoreError(code, "\(operation): \(detail ?? String(describing: postgresError.code))", underlying: error)
+        case let decodingError as PostgresDecodingError:
+            return StoreError(.corrupt, "\(operation): \(decodingError)", underlying: error)
+        default:
+            return StoreError(.unavailable, "\(operation): \(error)", underlying: error)
+        }
+    }
+
+    /// Whether `error` is PostgreSQL refusing a transaction because of a concurrent one
+    /// (serialization failure or deadlock): running it again can succeed.
+    static func isSerializationFailure(_ error: any Error) -> Bool {
+        guard let postgresError = error as? PSQLError, let state = sqlState(of: postgresError) else { return false }
+        return state == PostgresError.Code.serializationFailure.raw || state == PostgresError.Code.deadlockDetected.raw
+    }
+
+    /// The SQLSTATE of an error the server reported, `nil` for a client-side error.
+    private static func sqlState(of error: PSQLError) -> String? {
+        error.serverInfo?[.sqlState]
+    }
+
+    /// The kind of failure a postgres-nio error stands for.
+    private static func code(for error: PSQLError) -> Code {
+        guard let state = sqlState(of: error) else { return .unavailable }
+        switch state.prefix(2) {
+        case "40": return .conflict  // transaction rollback: serialization failure, deadlock
+        case "22": return .invalidArgument  // data exception: a value PostgreSQL cannot store
+        case "23", "42": return .corrupt  // a broken constraint, or tables that are not what this version expects
+        default: return .unavailable  // connection, resources, operator intervention, …
+        }
+    }
+}
+
+/// Runs `operation`, turning what it throws into a ``StoreError`` that names `description`.
+func withStoreErrors<T>(_ description: String, _ operation: () async throws -> T) async throws -> T {
+    do {
+        return try await operation()
+    } catch {
+        throw StoreError.wrapping(error, while: description)
+    }
+}

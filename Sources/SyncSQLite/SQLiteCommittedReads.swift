@@ -1,0 +1,36 @@
+import GRDB
+import SyncCore
+
+/// How ``SQLiteStore``'s transactions read committed data: each query runs
+/// on one snapshot together with a read of the account's revision.
+struct SQLiteCommittedReads: CommittedReads {
+    let database: any DatabaseReader
+
+    func record(_ key: RecordKey, of account: AccountID) async throws -> (StoredRecord?, revision: Int64) {
+        try await read(account) { db in try StoreQueries.record(key, of: account, db) }
+    }
+
+    func records(
+        in collection: CollectionID, after id: RecordID?, limit: Int, of account: AccountID
+    ) async throws -> ([StoredRecord], revision: Int64) {
+        try await read(account) { db in try StoreQueries.records(in: collection, after: id, limit: limit, of: account, db) }
+    }
+
+    func metadata(_ key: String, for peer: PeerID, of account: AccountID) async throws -> (SyncValue?, revision: Int64) {
+        try await read(account) { db in try StoreQueries.metadata(key, for: peer, of: account, db) }
+    }
+
+    /// SQLite `TEXT` holds any string.
+    func requireStorable(_ text: String, _ what: String) throws {}
+
+    func storeError(for error: any Error, while operation: String) -> any Error {
+        StoreError.wrapping(error, while: operation)
+    }
+
+    /// Runs `query` and reads the account's revision on the same snapshot.
+    private func read<T: Sendable>(
+        _ account: AccountID, _ query: @escaping @Sendable (Database) throws -> T
+    ) async throws -> (T, revision: Int64) {
+        try await database.read { db in (try query(db), try StoreQueries.revision(of: account, db)) }
+    }
+}
