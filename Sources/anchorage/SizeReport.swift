@@ -21,8 +21,15 @@ struct SizeReport {
 
     /// Measures `value` in every codec, keeping the best of `repetitions` timings.
     mutating func measure(_ value: SyncValue, shape: String, repetitions: Int) {
+        measure(shape: shape, repetitions: repetitions) { _ in value }
+    }
+
+    /// Measures, in every codec, the value `valueFor` gives for that codec's features
+    /// (a format-specific shape, such as a DeltaPack whose dates travel as strings in JSON).
+    mutating func measure(shape: String, repetitions: Int, valueFor: (CodecFeatures) -> SyncValue) {
         for choice in CodecChoice.allCases {
             let codec = choice.codec
+            let value = valueFor(codec.features)
             var row = Row(shape: shape, codec: choice)
             do {
                 var encoded: [UInt8] = []

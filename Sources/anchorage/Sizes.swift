@@ -1,3 +1,4 @@
+import Aquasync
 import ArgumentParser
 import Foundation
 import SyncCore
@@ -10,7 +11,8 @@ struct Sizes: ParsableCommand {
         discussion: """
             Without --input, measures the two standard shapes: 'message' (an OTA sync-changes
             message with 1,000 contacts, one in ten with a 20-60 KB photo) and 'records' (10,000
-            contacts without photos). Times are the best of --repetitions runs on this machine.
+            contacts without photos); with --deltapack also 'deltapack', the records as one Aquasync
+            DeltaPack. Times are the best of --repetitions runs on this machine.
             """
     )
 
@@ -28,6 +30,9 @@ struct Sizes: ParsableCommand {
 
     @Option(help: "How many times each encode and decode runs; the best time counts.")
     var repetitions = 5
+
+    @Flag(help: "Also measure the standard records as one Aquasync DeltaPack.")
+    var deltapack = false
 
     func run() throws {
         var report = SizeReport()
@@ -47,6 +52,10 @@ struct Sizes: ParsableCommand {
         } else {
             report.measure(SampleContacts.standardMessage(), shape: "message", repetitions: repetitions)
             report.measure(SampleContacts.standardRecords(), shape: "records", repetitions: repetitions)
+            if deltapack {
+                let pack = Self.standardDeltaPack()
+                report.measure(shape: "deltapack", repetitions: repetitions) { pack.value(for: $0) }
+            }
         }
         print(report.textTable(), terminator: "")
         if let markdown {
@@ -55,5 +64,19 @@ struct Sizes: ParsableCommand {
         if let chart {
             try Data(SizeChart.svg(report).utf8).write(to: URL(fileURLWithPath: chart), options: .atomic)
         }
+    }
+
+    /// The standard records as the DeltaPack a device would push: 10,000
+    /// contacts of model `Contact`, each with its sync columns.
+    static func standardDeltaPack() -> DeltaPack {
+        let records = SampleContacts().make(count: 10_000, photos: false)
+        let deltas = records.enumerated().map { index, contact in
+            var fields = contact.dictionaryValue ?? [:]
+            let gid = fields.removeValue(forKey: "uuid")?.stringValue ?? "00000000-0000-4000-8000-000000000000"
+            return Delta(
+                gid: gid, deviceToken: "8d3f1c2a-5b6e-4f70-9a81-b2c3d4e5f607",
+                localTimestamp: 1_700_000_000_000 + Int64(index), isDeleted: false, fields: fields)
+        }
+        return DeltaPack(id: "5f0c6d1e-2a3b-4c5d-8e9f-a0b1c2d3e4f5", models: ["Contact": deltas])
     }
 }
