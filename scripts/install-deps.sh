@@ -12,6 +12,10 @@ for arg in "$@"; do
     esac
 done
 
+# python3 runs the doc-comment check; the interop tests need its msgpack module too.
+command -v python3 >/dev/null || packages+=(python3)
+if [ "$want_python" -eq 1 ] && ! command -v python3 >/dev/null; then packages+=(python3-msgpack); fi
+
 missing=()
 for package in "${packages[@]}"; do
     dpkg-query -W -f='${Status}' "$package" 2>/dev/null | grep -q "install ok installed" || missing+=("$package")
@@ -24,7 +28,12 @@ if [ ${#missing[@]} -gt 0 ]; then
     DEBIAN_FRONTEND=noninteractive $sudo_cmd apt-get install -y -qq "${missing[@]}" >/dev/null
 fi
 
-if [ "$want_python" -eq 1 ] && command -v python3 >/dev/null; then
+if [ "$want_python" -eq 1 ] && ! python3 -c "import msgpack" 2>/dev/null; then
     # Python's plistlib and json ship with Python; msgpack is the interop peer for MessagePack.
-    python3 -c "import msgpack" 2>/dev/null || python3 -m pip install --quiet msgpack
+    # A distribution's Python may refuse pip ("externally managed"), or lack pip: then its package.
+    python3 -m pip install --quiet msgpack 2>/dev/null \
+        || python3 -m pip install --quiet --user --break-system-packages msgpack 2>/dev/null \
+        || { sudo_cmd=""; [ "$(id -u)" -ne 0 ] && sudo_cmd="sudo"
+             DEBIAN_FRONTEND=noninteractive $sudo_cmd apt-get install -y -qq python3-msgpack >/dev/null; }
+    python3 -c "import msgpack" || { echo "error: cannot install Python's msgpack module" >&2; exit 1; }
 fi

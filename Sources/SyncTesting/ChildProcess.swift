@@ -22,8 +22,12 @@ import Synchronization
 /// let outcome = try ChildProcess.run("python3", arguments: ["-c", "print(1 + 1)"])
 /// #expect(outcome.status == 0 && outcome.outputText == "2\n")
 ///
-/// let server = try ChildProcess.start("anchorage", arguments: ["serve", "--port", "0"])
-/// let port = try await server.waitForOutputLine { line in Int(line.split(separator: ":").last ?? "") }
+/// // Prints "anchorage … serving on http://127.0.0.1:PORT (store …)" once it listens.
+/// let server = try ChildProcess.start(
+///     "anchorage", arguments: ["serve", "--port", "0", "--store", "memory", "--users", usersFile])
+/// let url = try await server.waitForOutputLine { line in
+///     line.split(separator: " ").first { $0.hasPrefix("http://") }.flatMap { URL(string: String($0)) }
+/// }
 /// try server.terminate()
 /// ```
 public enum ChildProcess {
