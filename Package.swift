@@ -141,6 +141,11 @@ let package = Package(
             ]
         ),
         .testTarget(
+            name: "CodecConversionTests",
+            dependencies: [
+                "SyncCore", "SyncTesting", "SyncJSON", "SyncXMLPlist", "SyncBinaryPlist", "SyncMessagePack", "anchorage",
+            ]),
+        .testTarget(
             name: "SyncPostgresTests",
             dependencies: [
                 "SyncCore", "SyncPostgres", "SyncTesting", "Aquasync", "SyncHTTP", "SyncJSON", "SyncMessagePack",
