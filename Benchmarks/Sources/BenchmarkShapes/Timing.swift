@@ -1,16 +1,15 @@
-import BenchmarkShapes
-
 /// The best time of an operation over several runs.
-struct Timing {
+public struct Timing: Sendable {
     /// The best run, in seconds.
-    let seconds: Double
+    public let seconds: Double
     /// The bytes the operation writes or reads.
-    let bytes: Int
+    public let bytes: Int
 
-    var megabytesPerSecond: Double { Double(bytes) / seconds / 1_000_000 }
+    /// The operation's bytes per second, in millions.
+    public var megabytesPerSecond: Double { Double(bytes) / seconds / 1_000_000 }
 
     /// Runs `operation` once to warm up, then `repetitions` times; keeps the best.
-    static func best(of repetitions: Int, _ operation: CodecOperation) throws -> Timing {
+    public static func best(of repetitions: Int, _ operation: CodecOperation) throws -> Timing {
         let clock = ContinuousClock()
         _ = try operation.run()
         var best = Duration.seconds(Int64.max)
@@ -27,6 +26,7 @@ struct Timing {
 }
 
 /// An operation whose result shows it did no work.
-struct TimingFailure: Error, CustomStringConvertible {
-    var description: String
+public struct TimingFailure: Error, CustomStringConvertible {
+    /// What went wrong.
+    public var description: String
 }

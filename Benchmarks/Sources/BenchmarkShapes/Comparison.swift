@@ -1,19 +1,25 @@
-import BenchmarkShapes
-
 /// One row of the ratio report: an Anchorage codec against a peer in one
 /// direction, with the speed the issue asks for, if any.
-struct Comparison {
+public struct Comparison: Sendable {
     /// The Anchorage codec.
-    let ours: CodecSubject
+    public let ours: CodecSubject
     /// What it is measured against.
-    let peer: CodecSubject
+    public let peer: CodecSubject
     /// Encode or decode.
-    let direction: CodecDirection
+    public let direction: CodecDirection
     /// The least speed ratio (peer time / our time) that meets the target; `nil` for information only.
-    let target: Double?
+    public let target: Double?
+
+    /// The speed ratio (peer time / our time) of `ours` against `peer` on `shape`, timing each
+    /// the best of `repetitions` runs after a warm-up.
+    public func ratio(on shape: BenchmarkShape, repetitions: Int) throws -> (ours: Timing, peer: Timing, ratio: Double) {
+        let ourTiming = try Timing.best(of: repetitions, CodecOperation(ours, direction, shape))
+        let peerTiming = try Timing.best(of: repetitions, CodecOperation(peer, direction, shape))
+        return (ourTiming, peerTiming, peerTiming.seconds / ourTiming.seconds)
+    }
 
     /// Every comparison the report makes, targets first within each codec.
-    static let all: [Comparison] = [
+    public static let all: [Comparison] = [
         Comparison(ours: .anchorageXMLPlist, peer: .libxml2SAX2, direction: .decode, target: 0.5),
         Comparison(ours: .anchorageXMLPlist, peer: .propertyListCoderXML, direction: .encode, target: 2),
         Comparison(ours: .anchorageXMLPlist, peer: .propertyListCoderXML, direction: .decode, target: nil),
@@ -33,12 +39,16 @@ struct Comparison {
 }
 
 /// How a measured ratio stands against its target.
-enum Verdict: CustomStringConvertible {
+public enum Verdict: CustomStringConvertible {
+    /// The ratio reaches the target.
     case met
+    /// The ratio falls short by this share of the target.
     case missed(byPercent: Double)
+    /// There is no target.
     case informational
 
-    init(ratio: Double, target: Double?) {
+    /// The verdict on `ratio` against `target` (`nil`: no target).
+    public init(ratio: Double, target: Double?) {
         guard let target else {
             self = .informational
             return
@@ -46,12 +56,13 @@ enum Verdict: CustomStringConvertible {
         self = ratio >= target ? .met : .missed(byPercent: (target - ratio) / target * 100)
     }
 
-    var isMissed: Bool {
+    /// Whether the target was missed.
+    public var isMissed: Bool {
         if case .missed = self { return true }
         return false
     }
 
-    var description: String {
+    public var description: String {
         switch self {
         case .met: "met"
         case .missed(let percent): "missed by \(format(percent, digits: 0))%"
@@ -61,7 +72,7 @@ enum Verdict: CustomStringConvertible {
 }
 
 /// `value` with `digits` digits after the point.
-func format(_ value: Double, digits: Int) -> String {
+public func format(_ value: Double, digits: Int) -> String {
     guard value.isFinite else { return "–" }
     var scaled = (value * pow10(digits)).rounded() / pow10(digits)
     if scaled == 0 { scaled = 0 }
