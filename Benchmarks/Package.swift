@@ -14,6 +14,7 @@ let package = Package(
     dependencies: [
         .package(name: "Anchorage", path: ".."),
         .package(url: "https://github.com/ordo-one/benchmark", from: "1.38.1", traits: ["MallocInterposer"]),
+        .package(url: "https://github.com/ordo-one/malloc-interposer", from: "1.6.1"),
         .package(url: "https://github.com/vapor/postgres-nio", from: "1.33.2"),
     ],
     targets: [
@@ -40,7 +41,16 @@ let package = Package(
         // MARK: ordo-one/benchmark suites
         .executableTarget(
             name: "CodecBenchmarks",
-            dependencies: ["BenchmarkShapes", .product(name: "Benchmark", package: "benchmark")],
+            dependencies: [
+                "BenchmarkShapes",
+                .product(name: "Benchmark", package: "benchmark"),
+                .product(name: "MallocInterposerSwift", package: "malloc-interposer"),
+                .product(name: "SyncCore", package: "Anchorage"),
+                .product(name: "SyncJSON", package: "Anchorage"),
+                .product(name: "SyncXMLPlist", package: "Anchorage"),
+                .product(name: "SyncBinaryPlist", package: "Anchorage"),
+                .product(name: "SyncMessagePack", package: "Anchorage"),
+            ],
             path: "CodecBenchmarks",
             plugins: [.plugin(name: "BenchmarkPlugin", package: "benchmark")]),
         .executableTarget(

@@ -1,6 +1,7 @@
 // Encode and decode benchmarks of Anchorage's four codecs and their peers on
-// the two standard shapes, and the speed ratios against the peers with the
-// targets. Run with `swift package benchmark` in this folder.
+// the two standard shapes, the speed ratios against the peers with their
+// targets, and the decode memory with its target. Run with
+// `swift package benchmark` in this folder.
 
 import Benchmark
 import BenchmarkShapes
@@ -52,6 +53,7 @@ let benchmarks: @Sendable () -> Void = {
             }
         }
     }
+    registerDecodeMemoryBenchmarks()
 }
 
 /// The operation a benchmark's setup prepares, outside the measurement.

@@ -1,11 +1,11 @@
 import Foundation
-import SyncCore
+public import SyncCore
 
 /// Converts the sample values into the `Any` trees that Foundation's
 /// `PropertyListSerialization` and `JSONSerialization` take.
-enum FoundationValues {
+public enum FoundationValues {
     /// A property-list tree: `Date` and `Data` stay native.
-    static func propertyList(_ value: SyncValue) -> Any {
+    public static func propertyList(_ value: SyncValue) -> Any {
         switch value {
         case .null: NSNull()
         case .string(let string): string
@@ -21,7 +21,7 @@ enum FoundationValues {
     }
 
     /// A JSON tree: dates as ISO 8601 strings and data as base64, as ``SyncJSON`` writes them.
-    static func json(_ value: SyncValue) -> Any {
+    public static func json(_ value: SyncValue) -> Any {
         switch value {
         case .null: NSNull()
         case .string(let string): string
