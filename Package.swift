@@ -21,6 +21,7 @@ let package = Package(
         .library(name: "SyncPostgres", targets: ["SyncPostgres"]),
         .library(name: "Aquasync", targets: ["Aquasync"]),
         .library(name: "AppSync", targets: ["AppSync"]),
+        .library(name: "OTASync", targets: ["OTASync"]),
         .library(name: "SyncTesting", targets: ["SyncTesting"]),
         .library(name: "SyncSamples", targets: ["SyncSamples"]),
         .executable(name: "anchorage", targets: ["anchorage"]),
@@ -88,6 +89,7 @@ let package = Package(
         // MARK: Stacks
         .target(name: "Aquasync", dependencies: ["SyncCore", .product(name: "Logging", package: "swift-log")]),
         .target(name: "AppSync", dependencies: ["SyncCore"]),
+        .target(name: "OTASync", dependencies: ["SyncCore"]),
 
         // MARK: Testing kit shipped to users
         .target(name: "SyncTesting", dependencies: ["SyncCore"]),
@@ -151,6 +153,13 @@ let package = Package(
                 "SyncCore", "SyncPostgres", "SyncTesting", "Aquasync", "SyncHTTP", "SyncJSON", "SyncMessagePack",
                 "anchorage",
             ]),
+        .testTarget(
+            name: "OTASyncTests",
+            dependencies: [
+                "SyncCore", "OTASync", "SyncTesting", "SyncHTTP", "SyncJSON", "SyncMessagePack", "SyncXMLPlist",
+                "SyncBinaryPlist", "SyncSQLite",
+            ]
+        ),
         .testTarget(
             name: "AppSyncTests",
             dependencies: ["SyncCore", "AppSync", "SyncTesting", "SyncHTTP", "SyncJSON"]

@@ -1,0 +1,103 @@
+public import SyncCore
+
+/// The device side of OTA: syncs the device's records (``OTADeviceRecords``)
+/// of several dataclasses with an ``OTAServer`` in one session.
+///
+/// ```swift
+/// let client = OTAClient(
+///     records: OTADeviceRecords(store: deviceStore, account: "ana"), deviceID: "phone-1",
+///     transport: HTTPClientTransport(baseURL: server).with(CredentialsMiddleware(.basic(username: "ana", password: "…"))),
+///     codec: XMLPlistCodec(), dataclasses: ["com.apple.Contacts", "com.apple.Calendars"])
+/// let report = try await client.sync()
+/// ```
+///
+/// The first message negotiates and pulls every dataclass at once: a
+/// `sync-start` with the anchors the device kept and a `sync-changes` with
+/// its changes since the last sync (all its records for a slow sync), split
+/// into fragments under ``maxMessageBytes``. The server's changes are applied
+/// one `sync-changes` at a time, each in one transaction with the checkpoint
+/// anchor it carries, so a session cut anywhere resumes from there. A message
+/// that gets no answer is sent again, byte for byte; the server answers a
+/// repeated message from its cache.
+public struct OTAClient: Sendable {
+    /// The device's records.
+    public let records: OTADeviceRecords
+    /// The device's identifier (`deviceid`).
+    public let deviceID: String
+    /// Carries messages to the server.
+    public let transport: any SyncClientTransport
+    /// The codec messages travel in.
+    public let codec: any SyncCodec
+    /// The dataclasses to sync, in this order.
+    public let dataclasses: [String]
+    /// Where the server is mounted.
+    public let path: String
+    /// Whether to send whole records (RLD) or changed fields (FLD). FLD is sent as RLD here: see docs/ota.md.
+    public let itemType: OTAItemType
+    /// The largest message the device sends.
+    public let maxMessageBytes: Int
+    /// What the device answers the server's `get deviceinfo` with.
+    public let deviceInfo: [String: SyncValue]
+    /// Whether to keep id maps for the next session instead of answering a final message with them.
+    public let defersIDMap: Bool
+    /// How often a message that got no answer is sent again before the sync fails.
+    public let retries: Int
+
+    /// Makes a client.
+    public init(
+        records: OTADeviceRecords, deviceID: String, transport: any SyncClientTransport, codec: any SyncCodec,
+        dataclasses: [String], path: String = "/ota", itemType: OTAItemType = .records, maxMessageBytes: Int = 1 << 20,
+        deviceInfo: [String: SyncValue] = ["model": "Anchorage", "software": .string(AnchorageVersion.current)],
+        defersIDMap: Bool = false, retries: Int = 3
+    ) {
+        self.records = records
+        self.deviceID = deviceID
+        self.transport = transport
+        self.codec = codec
+        self.dataclasses = dataclasses
+        self.path = path
+        self.itemType = itemType
+        self.maxMessageBytes = max(4_096, maxMessageBytes)
+        self.deviceInfo = deviceInfo
+        self.defersIDMap = defersIDMap
+        self.retries = max(0, retries)
+    }
+
+    /// Runs one session.
+    /// - Returns: what travelled and how.
+    /// - Throws: ``OTAClientError`` when the server refuses a message or a dataclass, ``TransportError`` when it cannot be reached.
+    @discardableResult
+    public func sync() async throws -> OTASyncReport {
+        var session = OTAClientSession(client: self)
+        return try await session.run()
+    }
+}
+
+/// What one OTA session did.
+public struct OTASyncReport: Sendable, Hashable {
+    /// HTTP round trips (messages sent).
+    public var roundTrips = 0
+    /// Items the device sent.
+    public var sentItems = 0
+    /// Items the server sent and the device applied.
+    public var receivedItems = 0
+    /// The mode each dataclass synced in.
+    public var modes: [String: OTASyncMode] = [:]
+    /// Conflicts the server sent for the user to resolve.
+    public var conflicts = 0
+}
+
+/// The server refused a message or a dataclass.
+public struct OTAClientError: Error, Sendable, Hashable, CustomStringConvertible {
+    /// The status the server gave.
+    public var result: OTAResult
+    /// The dataclass it concerns, if one.
+    public var dataclass: String?
+    /// Makes an error.
+    public init(_ result: OTAResult, dataclass: String? = nil) {
+        self.result = result
+        self.dataclass = dataclass
+    }
+    /// What went wrong.
+    public var description: String { "\(dataclass.map { "\($0): " } ?? "")\(result)" }
+}

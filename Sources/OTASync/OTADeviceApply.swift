@@ -1,0 +1,117 @@
+import Foundation
+import SyncCore
+
+/// Applies one `sync-changes` command from the server to the device's
+/// records in one transaction, with the checkpoint anchor it carries and the
+/// id maps it creates, so the device never holds half a command.
+struct OTADeviceApply: Sendable {
+    let uri: String
+    let mode: OTASyncMode
+    /// Records the application changed after this position are newer than the session: they stay.
+    let snapshot: ChangePosition
+    /// Whether this is the first server command of a reset: the device's records go first.
+    let dropsRecords: Bool
+    let itemType: OTAItemType
+    let items: [(id: String, item: OTAItem)]
+    let anchor: String?
+
+    struct Outcome {
+        var count = 0
+        var conflicts = 0
+        /// Server ids → the new device ids made for them.
+        var newIDs: [String: String] = [:]
+    }
+
+    init(uri: String, sync: ClientDataclass, command: OTACommand) throws(OTAMessageError) {
+        self.uri = uri
+        mode = sync.mode
+        snapshot = sync.snapshot
+        dropsRecords = sync.mode == .reset && !sync.droppedForReset
+        switch command.params["itemtype"] {
+        case nil: itemType = .records
+        case .string(let name)?:
+            guard let known = OTAItemType(rawValue: name) else { throw .badValue("itemtype", "itemtype must be records or changes") }
+            itemType = known
+        default: throw .paramError("itemtype", "itemtype must be a string")
+        }
+        guard case .dictionary(let items)? = command.params["items"] else { throw .missingParam("items") }
+        let itemType = itemType
+        self.items = try items.sorted { $0.key < $1.key }.map { key, value throws(OTAMessageError) in
+            (key, try OTAItem(value, key: key, itemType: itemType))
+        }
+        anchor = try command.params["anchors"].map { value throws(OTAMessageError) in try OTAAnchors(value) }?.nextServerAnchor
+    }
+
+    func apply(in store: AccountStore) async throws -> Outcome {
+        try await store.transaction { tx in
+            var outcome = Outcome()
+            let collection = CollectionID(uri)
+            var ids = try await OTAClientState.ids(uri, in: tx)
+            var pending = try await OTAClientState.pendingIDMap(uri, in: tx)
+            var conflicts = try await OTAClientState.conflicts(uri, in: tx)
+            if dropsRecords {
+                try await dropAll(collection, in: tx)
+                ids = [:]
+                pending = [:]
+                conflicts = [:]
+            }
+            var luidByUUID: [String: String] = [:]
+            for (luid, uuid) in ids where !uuid.isEmpty { luidByUUID[uuid] = luid }
+            let version = RecordVersion(modifiedAt: .now, node: OTADeviceRecords.syncNode)
+
+            for (key, item) in items {
+                var luid: String? = ids[key] != nil ? key : luidByUUID[key]
+                if luid == nil, try await tx.record(RecordKey(collection: collection, id: RecordID(key))) != nil { luid = key }
+                let current = try await luid.asyncMap { try await tx.record(RecordKey(collection: collection, id: RecordID($0))) } ?? nil
+                if let current, current.position > snapshot, current.record.version.node == OTADeviceRecords.localNode {
+                    continue  // changed on the device during this session: it goes to the server next time
+                }
+                outcome.count += 1
+                switch item.operation {
+                case .delete:
+                    guard let luid, let current, !current.record.isDeleted else { continue }
+                    try await tx.put(current.record.tombstone(version: version))
+                    ids[luid] = nil
+                    conflicts[luid] = nil
+                case .add, .modify:
+                    let id: String
+                    if let luid {
+                        id = luid
+                    } else {
+                        id = OTADeviceRecords.newLUID()
+                        ids[id] = key
+                        luidByUUID[key] = id
+                        pending[key] = .string(id)
+                        outcome.newIDs[key] = id
+                    }
+                    let existing = try current.flatMap { $0.record.isDeleted ? nil : try OTARecord($0.record) }
+                    let record = OTARecord(
+                        entity: item.entity ?? existing?.entity ?? "record", fields: item.applied(to: existing?.fields ?? [:]))
+                    try await tx.put(
+                        SyncRecord(
+                            collection: collection, id: RecordID(id), fields: record.storedFields, isDeleted: false, version: version))
+                    if let conflict = item.conflict {
+                        conflicts[id] = conflict
+                        outcome.conflicts += 1
+                    }
+                }
+            }
+            try await OTAClientState.setIDs(ids, uri, in: tx)
+            try await OTAClientState.setPendingIDMap(pending, uri, in: tx)
+            try await OTAClientState.setConflicts(conflicts, uri, in: tx)
+            if let anchor { try await OTAClientState.setServerAnchor(anchor, uri, in: tx) }
+            return outcome
+        }
+    }
+
+    /// Reset: the device's records of the dataclass give way to the server's.
+    private func dropAll(_ collection: CollectionID, in tx: any StoreTransaction) async throws {
+        var after: RecordID?
+        while true {
+            let page = try await tx.records(in: collection, after: after, limit: 1_000)
+            for stored in page { try await tx.purge(stored.record.key) }
+            guard let last = page.last, page.count == 1_000 else { return }
+            after = last.record.id
+        }
+    }
+}

@@ -1,0 +1,184 @@
+import Foundation
+public import SyncCore
+
+/// A device's records of the OTA dataclasses, in its own ``SyncStore``, under
+/// its own ids (LUIDs). The application edits them here; ``OTAClient`` syncs
+/// them.
+///
+/// ```swift
+/// let records = OTADeviceRecords(store: SQLiteStore(path: "device.sqlite"), account: "ana")
+/// let luid = try await records.save(dataclass: "com.apple.Contacts", entity: "com.apple.contacts.Contact",
+///                                   fields: ["first name": "Ana"])
+/// try await records.delete(dataclass: "com.apple.Contacts", luid: luid)
+/// ```
+///
+/// What the application writes is stamped with ``localNode``; what a sync
+/// applies, with ``syncNode`` — that is how a sync tells the device's own
+/// changes from the server's.
+public struct OTADeviceRecords: Sendable {
+    /// The device's store.
+    public let store: any SyncStore
+    /// The account the records belong to.
+    public let account: AccountID
+    /// Stamps the application's writes.
+    public let clock: any WallClock
+
+    /// The version node of the application's writes.
+    public static let localNode = PeerID("device")
+    /// The version node of the writes a sync applies.
+    public static let syncNode = PeerID("ota-sync")
+
+    /// Makes the records of `account` in `store`.
+    public init(store: any SyncStore, account: AccountID, clock: any WallClock = SystemWallClock()) {
+        self.store = store
+        self.account = account
+        self.clock = clock
+    }
+
+    /// Adds a record (a new LUID) or replaces the fields of `luid`.
+    /// - Returns: the record's LUID.
+    @discardableResult
+    public func save(dataclass: String, luid: String? = nil, entity: String, fields: [String: SyncValue]) async throws -> String {
+        let luid = luid ?? Self.newLUID()
+        let record = SyncRecord(
+            collection: CollectionID(dataclass), id: RecordID(luid), fields: OTARecord(entity: entity, fields: fields).storedFields,
+            isDeleted: false, version: RecordVersion(modifiedAt: clock.now(), node: Self.localNode))
+        try await store.transaction(for: account) { tx in try await tx.put(record) }
+        return luid
+    }
+
+    /// Deletes a record; the next sync deletes it on the server too.
+    public func delete(dataclass: String, luid: String) async throws {
+        let version = RecordVersion(modifiedAt: clock.now(), node: Self.localNode)
+        try await store.transaction(for: account) { tx in
+            guard let stored = try await tx.record(RecordKey(collection: CollectionID(dataclass), id: RecordID(luid))),
+                !stored.record.isDeleted
+            else { return }
+            try await tx.put(stored.record.tombstone(version: version))
+        }
+    }
+
+    /// The live records of a dataclass by LUID.
+    public func records(dataclass: String) async throws -> [String: OTARecord] {
+        try await store.transaction(for: account) { tx in
+            var records: [String: OTARecord] = [:]
+            var after: RecordID?
+            while true {
+                let page = try await tx.records(in: CollectionID(dataclass), after: after, limit: 1_000)
+                for stored in page where !stored.record.isDeleted {
+                    records[stored.record.id.rawValue] = try OTARecord(stored.record)
+                }
+                guard let last = page.last, page.count == 1_000 else { return records }
+                after = last.record.id
+            }
+        }
+    }
+
+    /// The conflicts the server sent for the user to resolve: by LUID, the device's version that lost.
+    /// The record itself now holds the server's version.
+    public func conflicts(dataclass: String) async throws -> [String: [String: SyncValue]] {
+        try await store.transaction(for: account) { tx in
+            try await OTAClientState.conflicts(dataclass, in: tx)
+        }
+    }
+
+    /// Resolves a conflict: keeping the device's version writes it again (it
+    /// goes to the server with the next sync); keeping the server's just
+    /// forgets the device's.
+    public func resolveConflict(dataclass: String, luid: String, keepDevice: Bool) async throws {
+        let version = RecordVersion(modifiedAt: clock.now(), node: Self.localNode)
+        try await store.transaction(for: account) { tx in
+            var conflicts = try await OTAClientState.conflicts(dataclass, in: tx)
+            guard let deviceFields = conflicts.removeValue(forKey: luid) else { return }
+            try await OTAClientState.setConflicts(conflicts, dataclass, in: tx)
+            guard keepDevice else { return }
+            let key = RecordKey(collection: CollectionID(dataclass), id: RecordID(luid))
+            let entity = try await tx.record(key).map { try OTARecord($0.record).entity } ?? "record"
+            try await tx.put(
+                SyncRecord(
+                    collection: key.collection, id: key.id, fields: OTARecord(entity: entity, fields: deviceFields).storedFields,
+                    isDeleted: false, version: version))
+        }
+    }
+
+    static func newLUID() -> String { "L" + UUID().uuidString.replacingOccurrences(of: "-", with: "").prefix(16).lowercased() }
+}
+
+/// What the device keeps about each dataclass between syncs, in its store's
+/// metadata for the server peer.
+enum OTAClientState {
+    static let peer = PeerID("ota-server")
+
+    /// The last server anchor processed (a checkpoint or a commit).
+    static func serverAnchor(_ dataclass: String, in tx: any StoreTransaction) async throws -> String? {
+        try await tx.metadata("ota.anchor.\(dataclass)", for: peer)?.stringValue
+    }
+
+    static func setServerAnchor(_ anchor: String?, _ dataclass: String, in tx: any StoreTransaction) async throws {
+        try await tx.setMetadata(anchor.map(SyncValue.string), "ota.anchor.\(dataclass)", for: peer)
+    }
+
+    /// The mode the server asked for the next sync.
+    static func requestedMode(_ dataclass: String, in tx: any StoreTransaction) async throws -> OTASyncMode? {
+        try await tx.metadata("ota.mode.\(dataclass)", for: peer)?.stringValue.flatMap(OTASyncMode.init(rawValue:))
+    }
+
+    static func setRequestedMode(_ mode: OTASyncMode?, _ dataclass: String, in tx: any StoreTransaction) async throws {
+        try await tx.setMetadata(mode.map { .string($0.rawValue) }, "ota.mode.\(dataclass)", for: peer)
+    }
+
+    /// The device's anchors: a generation made on the first sync and the number of completed syncs.
+    static func deviceAnchor(_ dataclass: String, in tx: any StoreTransaction) async throws -> (generation: String, count: Int) {
+        let value = try await tx.metadata("ota.device-anchor.\(dataclass)", for: peer)
+        if let generation = value?["generation"]?.stringValue, let count = value?["count"]?.integerValue {
+            return (generation, Int(count))
+        }
+        return ("d" + UUID().uuidString.prefix(8).lowercased(), 0)
+    }
+
+    static func setDeviceAnchor(_ anchor: (generation: String, count: Int), _ dataclass: String, in tx: any StoreTransaction)
+        async throws
+    {
+        try await tx.setMetadata(
+            ["generation": .string(anchor.generation), "count": .integer(Int64(anchor.count))],
+            "ota.device-anchor.\(dataclass)", for: peer)
+    }
+
+    /// The change position up to which the device's own changes reached the server's mingle.
+    static func sentPosition(_ dataclass: String, in tx: any StoreTransaction) async throws -> ChangePosition {
+        ChangePosition(UInt64(clamping: try await tx.metadata("ota.sent.\(dataclass)", for: peer)?.integerValue ?? 0))
+    }
+
+    static func setSentPosition(_ position: ChangePosition, _ dataclass: String, in tx: any StoreTransaction) async throws {
+        try await tx.setMetadata(.integer(Int64(clamping: position.rawValue)), "ota.sent.\(dataclass)", for: peer)
+    }
+
+    /// The device's ids the server knows, with the server's id where the device learned it (else "").
+    static func ids(_ dataclass: String, in tx: any StoreTransaction) async throws -> [String: String] {
+        try await tx.metadata("ota.ids.\(dataclass)", for: peer)?.dictionaryValue?.compactMapValues(\.stringValue) ?? [:]
+    }
+
+    static func setIDs(_ ids: [String: String], _ dataclass: String, in tx: any StoreTransaction) async throws {
+        try await tx.setMetadata(.dictionary(ids.mapValues(SyncValue.string)), "ota.ids.\(dataclass)", for: peer)
+    }
+
+    /// Id mappings (server UUID → LUID) not yet delivered to the server.
+    static func pendingIDMap(_ dataclass: String, in tx: any StoreTransaction) async throws -> [String: SyncValue] {
+        try await tx.metadata("ota.pending-idmap.\(dataclass)", for: peer)?.dictionaryValue ?? [:]
+    }
+
+    static func setPendingIDMap(_ map: [String: SyncValue], _ dataclass: String, in tx: any StoreTransaction) async throws {
+        try await tx.setMetadata(map.isEmpty ? nil : .dictionary(map), "ota.pending-idmap.\(dataclass)", for: peer)
+    }
+
+    static func conflicts(_ dataclass: String, in tx: any StoreTransaction) async throws -> [String: [String: SyncValue]] {
+        try await tx.metadata("ota.conflicts.\(dataclass)", for: peer)?.dictionaryValue?.compactMapValues(\.dictionaryValue) ?? [:]
+    }
+
+    static func setConflicts(_ conflicts: [String: [String: SyncValue]], _ dataclass: String, in tx: any StoreTransaction)
+        async throws
+    {
+        try await tx.setMetadata(
+            conflicts.isEmpty ? nil : .dictionary(conflicts.mapValues(SyncValue.dictionary)), "ota.conflicts.\(dataclass)", for: peer)
+    }
+}

@@ -1,0 +1,87 @@
+import SyncCore
+
+/// What the server keeps about one device and one dataclass between
+/// sessions, in the store's per-peer metadata.
+///
+/// Server anchors read `<generation>.<position>`: the device holds every
+/// server change of the dataclass up to that change position. A slow or reset
+/// sync starts a new generation, which makes every earlier anchor unknown
+/// (and so leads to slow sync); anchors of the current generation stay valid,
+/// so a session cut anywhere resumes from the device's latest checkpoint.
+struct OTADeviceState: Hashable, Sendable {
+    /// The anchors' generation; nil before the first sync.
+    var generation: String?
+    /// The device anchor of the last sync that reached the mingle, and the one before it.
+    var deviceAnchors: [String] = []
+    /// The mode the server wants for the next sync (set by ``OTAServer/requestReset(_:account:device:)``).
+    var requestedMode: OTASyncMode?
+
+    static func key(_ dataclass: String) -> String { "ota.state.\(dataclass)" }
+    static func idMapKey(_ dataclass: String) -> String { "ota.idmap.\(dataclass)" }
+    static func conflictsKey(_ dataclass: String) -> String { "ota.conflicts.\(dataclass)" }
+    static let deviceInfoKey = "ota.deviceinfo"
+    static func filterKey(_ dataclass: String) -> String { "ota.filter.\(dataclass)" }
+
+    /// The metadata peer under which a device's state lives.
+    static func peer(_ device: String) -> PeerID { PeerID("ota-device:\(device)") }
+
+    init() {}
+
+    init(_ value: SyncValue?) {
+        guard case .dictionary(let state)? = value else { return }
+        generation = state["generation"]?.stringValue
+        deviceAnchors = state["deviceAnchors"]?.arrayValue?.compactMap(\.stringValue) ?? []
+        requestedMode = state["requestedMode"]?.stringValue.flatMap(OTASyncMode.init(rawValue:))
+    }
+
+    var value: SyncValue {
+        var state: [String: SyncValue] = ["deviceAnchors": .array(deviceAnchors.map(SyncValue.string))]
+        if let generation { state["generation"] = .string(generation) }
+        if let requestedMode { state["requestedMode"] = .string(requestedMode.rawValue) }
+        return .dictionary(state)
+    }
+
+    /// The position a server anchor of the current generation stands for; nil for an unknown anchor.
+    func position(of anchor: String?) -> ChangePosition? {
+        guard let anchor, let generation, let dot = anchor.lastIndex(of: ".") else { return nil }
+        guard anchor[..<dot] == generation, let raw = UInt64(anchor[anchor.index(after: dot)...]) else { return nil }
+        return ChangePosition(raw)
+    }
+
+    /// The server anchor for `position` in the current generation.
+    func anchor(at position: ChangePosition) -> String { "\(generation ?? "g0").\(position.rawValue)" }
+
+    /// Remembers the device anchor a sync reached the mingle with (keeping the one before, for a sync cut before its commit).
+    mutating func remember(deviceAnchor: String?) {
+        guard let deviceAnchor, deviceAnchors.last != deviceAnchor else { return }
+        deviceAnchors = Array((deviceAnchors + [deviceAnchor]).suffix(2))
+    }
+}
+
+/// The id map of one device and dataclass: the device's LUIDs to the server's UUIDs.
+struct OTAIDMap: Hashable, Sendable {
+    private(set) var uuidByLUID: [String: String] = [:]
+    private(set) var luidByUUID: [String: String] = [:]
+
+    init() {}
+
+    init(_ value: SyncValue?) {
+        guard case .dictionary(let map)? = value else { return }
+        for (luid, uuid) in map {
+            if case .string(let uuid) = uuid { set(luid: luid, uuid: uuid) }
+        }
+    }
+
+    var value: SyncValue { .dictionary(uuidByLUID.mapValues(SyncValue.string)) }
+
+    mutating func set(luid: String, uuid: String) {
+        if let previous = uuidByLUID[luid] { luidByUUID[previous] = nil }
+        if let previous = luidByUUID[uuid] { uuidByLUID[previous] = nil }
+        uuidByLUID[luid] = uuid
+        luidByUUID[uuid] = luid
+    }
+
+    mutating func remove(uuid: String) {
+        if let luid = luidByUUID.removeValue(forKey: uuid) { uuidByLUID[luid] = nil }
+    }
+}

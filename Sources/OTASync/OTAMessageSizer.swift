@@ -1,0 +1,30 @@
+import SyncCore
+
+/// Measures how many bytes items add to a message in one codec, so that
+/// `sync-changes` can be split into fragments that keep every message under
+/// a size limit.
+struct OTAMessageSizer: Sendable {
+    let codec: any SyncCodec
+    let limit: Int
+    private let emptyDictionaryBytes: Int
+
+    init(codec: any SyncCodec, limit: Int) {
+        self.codec = codec
+        self.limit = limit
+        emptyDictionaryBytes = (try? codec.encode(.dictionary([:])).count) ?? 0
+    }
+
+    /// The bytes `item` adds to an `items` dictionary under `key` (an estimate that errs high).
+    func bytes(key: String, item: SyncValue) throws -> Int {
+        try codec.encode(.dictionary([key: item])).count - emptyDictionaryBytes + 8
+    }
+
+    /// The encoded size of a whole message.
+    func bytes(of message: OTAMessage) throws -> Int { try codec.encode(message.value).count }
+
+    /// The bytes left for items once `message` is encoded, keeping a margin for
+    /// the `sync-changes` command that carries them.
+    func room(in message: OTAMessage) throws -> Int {
+        limit - (try bytes(of: message)) - 512
+    }
+}

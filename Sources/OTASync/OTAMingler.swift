@@ -1,0 +1,189 @@
+import Foundation
+import SyncCore
+
+/// The server's mingle: applies the changes every dataclass of a session
+/// pulled from the device, in one transaction, through the conflict policy,
+/// and keeps the id maps and anchors' generations that go with them.
+struct OTAMingler: Sendable {
+    let syncs: [DataclassSync]
+    let peer: PeerID
+    /// The version node of this device's writes.
+    let node: PeerID
+    let policy: any ConflictPolicy
+    let now: Date
+
+    /// The node of records the server merged itself.
+    static let serverNode = PeerID("ota-server")
+
+    func mingle(in tx: any StoreTransaction) async throws -> [DataclassSync] {
+        var mingled: [DataclassSync] = []
+        for sync in syncs { mingled.append(try await mingle(sync, in: tx)) }
+        return mingled
+    }
+
+    private func mingle(_ sync: DataclassSync, in tx: any StoreTransaction) async throws -> DataclassSync {
+        var sync = sync
+        let uri = sync.uri
+        var state = OTADeviceState(try await tx.metadata(OTADeviceState.key(uri), for: peer))
+        var idMap = OTAIDMap(try await tx.metadata(OTADeviceState.idMapKey(uri), for: peer))
+        var conflicts = try await tx.metadata(OTADeviceState.conflictsKey(uri), for: peer)?.dictionaryValue ?? [:]
+        var matcher: OTASlowSyncMatcher?
+        switch sync.mode {
+        case .fast:
+            break
+        case .slow:
+            matcher = try await OTASlowSyncMatcher(previous: idMap, collection: CollectionID(uri), in: tx)
+            idMap = OTAIDMap()
+        case .reset:
+            idMap = OTAIDMap()
+        }
+        if sync.mode != .fast {
+            state.generation = "g" + UUID().uuidString.prefix(8).lowercased()
+            state.requestedMode = nil
+            conflicts = [:]
+        }
+        for (luid, item) in sync.items {
+            let uuid: String?
+            if var current = matcher {
+                uuid = try await current.match(luid: luid, item: item, in: tx)
+                matcher = current
+            } else {
+                uuid = try await knownID(luid, idMap: idMap, collection: CollectionID(uri), in: tx)
+            }
+            try await apply(item, luid: luid, uuid: uuid, sync: &sync, idMap: &idMap, conflicts: &conflicts, in: tx)
+        }
+        state.remember(deviceAnchor: sync.nextDeviceAnchor)
+        try await tx.setMetadata(state.value, OTADeviceState.key(uri), for: peer)
+        try await tx.setMetadata(idMap.value, OTADeviceState.idMapKey(uri), for: peer)
+        try await tx.setMetadata(conflicts.isEmpty ? nil : .dictionary(conflicts), OTADeviceState.conflictsKey(uri), for: peer)
+        sync.generation = state.generation
+        return sync
+    }
+
+    /// The server id of a device id in fast sync: mapped, or the id itself for a device that uses the server's ids.
+    private func knownID(_ luid: String, idMap: OTAIDMap, collection: CollectionID, in tx: any StoreTransaction)
+        async throws -> String?
+    {
+        if let uuid = idMap.uuidByLUID[luid] { return uuid }
+        return try await tx.record(RecordKey(collection: collection, id: RecordID(luid))) != nil ? luid : nil
+    }
+
+    private func apply(
+        _ item: OTAItem, luid: String, uuid: String?, sync: inout DataclassSync, idMap: inout OTAIDMap,
+        conflicts: inout [String: SyncValue], in tx: any StoreTransaction
+    ) async throws {
+        let collection = CollectionID(sync.uri)
+        let current = try await uuid.asyncMap { try await tx.record(RecordKey(collection: collection, id: RecordID($0))) } ?? nil
+        let live = current.flatMap { $0.record.isDeleted ? nil : $0 }
+        let changedByOthers = live.map { sync.mode != .fast || ($0.position > sync.anchorPosition && $0.record.version.node != node) } ?? false
+        let version = RecordVersion(modifiedAt: now, node: node)
+
+        guard item.operation != .delete else {
+            guard let live, let uuid else { return }
+            let tombstone = live.record.tombstone(version: version)
+            if changedByOthers {
+                switch await policy.resolve(Conflict(local: live.record, remote: tombstone, resolvingSide: .server)) {
+                case .keepLocal, .deferred: try await tx.put(live.record)  // written again so it goes back to the device
+                case .merged(let merged): try await tx.put(rekeyed(merged, collection, uuid, node: Self.serverNode))
+                case .takeRemote, .keepBoth: try await tx.put(tombstone)
+                }
+            } else {
+                try await tx.put(tombstone)
+            }
+            return
+        }
+
+        let existing = try live.map { try OTARecord($0.record) }
+        let updated = OTARecord(
+            entity: item.entity ?? existing?.entity ?? "record", fields: item.applied(to: existing?.fields ?? [:]))
+        let uuid = uuid ?? UUID().uuidString
+        idMap.set(luid: luid, uuid: uuid)
+        if let existing, existing == updated {
+            sync.unchangedOnDevice.insert(RecordID(uuid))
+            return
+        }
+        let incoming = SyncRecord(
+            collection: collection, id: RecordID(uuid), fields: updated.storedFields, isDeleted: false, version: version)
+        guard let live, changedByOthers else {
+            try await tx.put(incoming)
+            return
+        }
+        switch await policy.resolve(Conflict(local: live.record, remote: incoming, resolvingSide: .server)) {
+        case .takeRemote:
+            try await tx.put(incoming)
+        case .keepLocal:
+            try await tx.put(live.record)
+        case .merged(let merged):
+            try await tx.put(rekeyed(merged, collection, uuid, node: Self.serverNode))
+        case .keepBoth:
+            try await tx.put(live.record)
+            let copy = UUID().uuidString
+            var own = incoming
+            own.id = RecordID(copy)
+            try await tx.put(own)
+            idMap.set(luid: luid, uuid: copy)
+        case .deferred:
+            try await tx.put(live.record)
+            conflicts[uuid] = .dictionary(updated.fields)
+        }
+    }
+
+    private func rekeyed(_ record: SyncRecord, _ collection: CollectionID, _ uuid: String, node: PeerID) -> SyncRecord {
+        var record = record
+        record.collection = collection
+        record.id = RecordID(uuid)
+        record.isDeleted = false
+        record.version = RecordVersion(modifiedAt: now, node: node)
+        return record
+    }
+}
+
+/// Slow sync: matches each record the device sends to a server record — by
+/// the previous id map when it still points at a live record, else by equal
+/// content — so that a slow sync never duplicates what both sides hold.
+struct OTASlowSyncMatcher {
+    private let previous: OTAIDMap
+    private let collection: CollectionID
+    private var unclaimedByContent: [OTARecord: [String]] = [:]
+    private var claimed: Set<String> = []
+
+    init(previous: OTAIDMap, collection: CollectionID, in tx: any StoreTransaction) async throws {
+        self.previous = previous
+        self.collection = collection
+        var after: RecordID?
+        while true {
+            let page = try await tx.records(in: collection, after: after, limit: 1_000)
+            for stored in page where !stored.record.isDeleted {
+                unclaimedByContent[try OTARecord(stored.record), default: []].append(stored.record.id.rawValue)
+            }
+            guard let last = page.last, page.count == 1_000 else { break }
+            after = last.record.id
+        }
+    }
+
+    /// The server record the device's `luid` is, if any; each server record matches once.
+    mutating func match(luid: String, item: OTAItem, in tx: any StoreTransaction) async throws -> String? {
+        if let uuid = previous.uuidByLUID[luid], !claimed.contains(uuid),
+            let stored = try await tx.record(RecordKey(collection: collection, id: RecordID(uuid))), !stored.record.isDeleted
+        {
+            claimed.insert(uuid)
+            return uuid
+        }
+        guard let entity = item.entity, let fields = item.record ?? item.changes else { return nil }
+        let content = OTARecord(entity: entity, fields: fields)
+        while var candidates = unclaimedByContent[content], !candidates.isEmpty {
+            let uuid = candidates.removeFirst()
+            unclaimedByContent[content] = candidates
+            if claimed.insert(uuid).inserted { return uuid }
+        }
+        return nil
+    }
+}
+
+extension Optional {
+    /// Maps the wrapped value with an async throwing transform.
+    func asyncMap<Mapped>(_ transform: (Wrapped) async throws -> Mapped) async rethrows -> Mapped? {
+        guard let self else { return nil }
+        return try await transform(self)
+    }
+}

@@ -1,0 +1,58 @@
+import SyncCore
+
+/// The next part of the server's changes for one dataclass: as many items as
+/// fit in the room left in a message, in order of change position, and the
+/// position up to which the device will then hold everything (the checkpoint).
+struct OTAPushBatch {
+    /// The items, keyed by the device's LUID where the id map has one, else the server's UUID.
+    var items: [String: SyncValue] = [:]
+    /// Every server change up to here is in this batch or an earlier one.
+    var cursor: ChangePosition
+    /// Whether more changes wait for the next message.
+    var hasMore: Bool
+
+    static func next(
+        for sync: DataclassSync, store: AccountStore, peer: PeerID, node: PeerID, sizer: OTAMessageSizer, room: Int
+    ) async throws -> OTAPushBatch {
+        let latest = try await store.latestPosition()
+        guard sync.direction != .toServer else { return OTAPushBatch(cursor: max(latest, sync.pushCursor), hasMore: false) }
+        let uri = sync.uri
+        let (idMap, conflicts) = try await store.transaction { tx in
+            (
+                OTAIDMap(try await tx.metadata(OTADeviceState.idMapKey(uri), for: peer)),
+                try await tx.metadata(OTADeviceState.conflictsKey(uri), for: peer)?.dictionaryValue ?? [:]
+            )
+        }
+        var batch = OTAPushBatch(cursor: sync.pushCursor, hasMore: false)
+        var used = 0
+        while true {
+            let page = try await store.changes(after: batch.cursor, in: [CollectionID(uri)], limit: 200)
+            for stored in page.records {
+                let record = stored.record
+                let uuid = record.id.rawValue
+                let luid = idMap.luidByUUID[uuid]
+                let skip =
+                    record.version.node == node || sync.unchangedOnDevice.contains(record.id)
+                    || (record.isDeleted && (luid == nil || sync.mode != .fast))
+                if !skip {
+                    var item =
+                        record.isDeleted
+                        ? OTAItem.delete() : try OTARecord(record).item(luid == nil ? .add : .modify)
+                    if case .dictionary(let deviceVersion)? = conflicts[uuid] { item.conflict = deviceVersion }
+                    let key = luid ?? uuid
+                    let bytes = try sizer.bytes(key: key, item: item.value)
+                    if used + bytes > room, !batch.items.isEmpty {
+                        batch.hasMore = true
+                        return batch
+                    }
+                    batch.items[key] = item.value
+                    used += bytes
+                }
+                batch.cursor = stored.position
+            }
+            guard page.hasMore else { break }
+        }
+        batch.cursor = max(batch.cursor, latest)
+        return batch
+    }
+}

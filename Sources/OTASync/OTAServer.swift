@@ -1,0 +1,242 @@
+import Foundation
+public import SyncCore
+
+/// The OTA server: `POST /ota`, sessions of messages, dataclasses synced in
+/// parallel through negotiate → pull → mingle → push → commit.
+///
+/// ```swift
+/// let server = OTAServer(store: store, codecs: OTAServer.defaultCodecs(xml: XMLPlistCodec(), binary: BinaryPlistCodec(), others: [JSONCodec()]),
+///                        dataclasses: ["com.apple.Contacts", "com.apple.Calendars"])
+/// let router = ServiceRouter().mounting(server, at: "/ota")
+/// ```
+///
+/// A session is kept by the `ota-session` cookie the first answer sets, and
+/// lives in this process's memory (``sessionTimeout`` after its last
+/// message). What must outlive a session — id maps, anchors' generations,
+/// the device's info and filters, conflicts waiting for the user — is in the
+/// store, so a session cut anywhere resumes from the device's latest
+/// checkpoint. The header's `userid` must be the authenticated account.
+/// See `docs/ota.md` for the protocol as built.
+public struct OTAServer: SyncService {
+    /// Where records and per-device state live.
+    public let store: any SyncStore
+    /// The codecs spoken: XML plists answer as `text/xml`, binary plists as `application/octet-stream`.
+    public let codecs: CodecSet
+    /// The dataclasses this server syncs (`com.apple.Contacts`, …); others get `E_NotSupported`.
+    public let dataclasses: Set<String>
+    /// Dataclasses that exist but are switched off for now: `E_NotAllowed`.
+    public let disabledDataclasses: Set<String>
+    /// Decides conflicts; the default makes the most recent sync win.
+    public let policy: any ConflictPolicy
+    /// Stamps the changes the server applies.
+    public let clock: any WallClock
+    /// The largest message the server sends or accepts, in encoded bytes.
+    public let maxMessageBytes: Int
+    /// How long a session lives after its last message.
+    public let sessionTimeout: Duration
+    /// The dataclass version the server speaks.
+    public let dataclassVersion: String
+
+    private let sessions: OTASessionTable
+
+    /// Makes a server.
+    /// - Parameters:
+    ///   - policy: decides conflicts. ``NewestWinsPolicy`` (the default) makes the
+    ///     most recent sync win, as the changes a sync brings are stamped when it
+    ///     mingles them; a ``DeferredPolicy`` answering `.deferred` sends each
+    ///     conflict to the device for the user to resolve.
+    public init(
+        store: any SyncStore, codecs: CodecSet, dataclasses: Set<String>, disabledDataclasses: Set<String> = [],
+        policy: any ConflictPolicy = NewestWinsPolicy(), clock: any WallClock = SystemWallClock(),
+        maxMessageBytes: Int = 1 << 20, sessionTimeout: Duration = .seconds(30 * 60), dataclassVersion: String = "1.0"
+    ) {
+        self.store = store
+        self.codecs = codecs
+        self.dataclasses = dataclasses
+        self.disabledDataclasses = disabledDataclasses
+        self.policy = policy
+        self.clock = clock
+        self.maxMessageBytes = max(4_096, maxMessageBytes)
+        self.sessionTimeout = sessionTimeout
+        self.dataclassVersion = dataclassVersion
+        self.sessions = OTASessionTable()
+    }
+
+    /// Answers one message.
+    public func handle(_ request: SyncRequest, context: ServiceContext) async throws -> SyncResponse {
+        guard request.method == .post else { throw SyncServiceError.methodNotAllowed("OTA messages are POSTed") }
+        let (input, output) = try codecs.negotiate(contentType: request.contentType, accept: request.accept)
+        let contentType = OTAMediaType.answer(for: output)
+        let sizer = OTAMessageSizer(codec: output, limit: maxMessageBytes)
+
+        func reply(_ message: OTAMessage, session: String?) throws -> SyncResponse {
+            SyncResponse(status: 200, contentType: contentType, session: session, body: try output.encode(message.value))
+        }
+        func refusal(_ result: OTAResult, header: OTAHeader?) throws -> SyncResponse {
+            let header = OTAHeader(
+                userid: header?.userid ?? context.account.rawValue, deviceid: header?.deviceid ?? "", sequence: 1,
+                isFinal: true, result: [result])
+            return try reply(OTAMessage(header: header), session: request.session)
+        }
+
+        guard request.body.count <= maxMessageBytes else {
+            return try refusal(OTAResult(.limitExceeded, "a message may be at most \(maxMessageBytes) bytes"), header: nil)
+        }
+        let message: OTAMessage
+        do {
+            message = try OTAMessage(try input.decode(request.body))
+        } catch let error as OTAMessageError {
+            return try refusal(error.result, header: nil)
+        } catch let error as CodecError {
+            return try refusal(OTAResult(.badRequest, "the message cannot be read: \(error)"), header: nil)
+        }
+        guard message.header.version == OTAHeader.currentVersion else {
+            return try refusal(
+                OTAResult(.versionNotSupported, "protocol version \(OTAHeader.currentVersion) only", paramName: "version"),
+                header: message.header)
+        }
+        guard message.header.userid == context.account.rawValue else {
+            return try refusal(
+                OTAResult(.notAllowed, "userid must be the authenticated account", paramName: "userid"),
+                header: message.header)
+        }
+
+        let now = clock.now()
+        await sessions.expire(olderThan: now.addingTimeInterval(-sessionTimeout.seconds))
+        let sessionID: String
+        if let existing = request.session, await sessions.contains(existing) {
+            sessionID = existing
+        } else {
+            guard message.header.sequence == 1 else {
+                return try refusal(
+                    OTAResult(.stateError, "unknown or expired session: start a new one with message 1"),
+                    header: message.header)
+            }
+            sessionID = await sessions.create(
+                OTAServerSession(id: UUID().uuidString, account: context.account, deviceID: message.header.deviceid, now: now))
+        }
+
+        return try await sessions.withSession(sessionID) { session in
+            guard session.account == context.account, session.deviceID == message.header.deviceid else {
+                return (session, try refusal(
+                    OTAResult(.notAllowed, "this session belongs to another device", paramName: "deviceid"),
+                    header: message.header))
+            }
+            let sequence = message.header.sequence
+            if sequence <= session.lastReceived {
+                if let cached = await sessions.cachedReply(sessionID, sequence) { return (session, cached) }
+                return (session, try refusal(
+                    OTAResult(.badRequest, "message \(sequence) was processed and its answer is no longer kept"),
+                    header: message.header))
+            }
+            guard sequence == session.lastReceived + 1 else {
+                return (session, try refusal(
+                    OTAResult(.badRequest, "message sequence gap: expected \(session.lastReceived + 1), got \(sequence)"),
+                    header: message.header))
+            }
+            var next = session
+            next.lastActivity = now
+            var processor = OTAMessageProcessor(server: self, session: next, sizer: sizer)
+            let answer = try await processor.process(message)
+            next = processor.session
+            next.lastReceived = sequence
+            let response = try reply(answer, session: sessionID)
+            await sessions.cache(sessionID, sequence, response)
+            return (next, response)
+        }
+    }
+
+    /// Makes the next sync of `dataclass` between `device` and `account` a reset:
+    /// the device drops its records of the dataclass and takes the server's.
+    public func requestReset(_ dataclass: String, account: AccountID, device: String) async throws {
+        try await store.transaction(for: account) { tx in
+            let peer = OTADeviceState.peer(device)
+            var state = OTADeviceState(try await tx.metadata(OTADeviceState.key(dataclass), for: peer))
+            state.requestedMode = .reset
+            try await tx.setMetadata(state.value, OTADeviceState.key(dataclass), for: peer)
+        }
+    }
+
+    /// The device info a device last sent (`put deviceinfo` or the answer to the server's `get`).
+    public func deviceInfo(account: AccountID, device: String) async throws -> SyncValue? {
+        try await store.transaction(for: account) { tx in
+            try await tx.metadata(OTADeviceState.deviceInfoKey, for: OTADeviceState.peer(device))
+        }
+    }
+}
+
+/// The media types OTA answers in: the patent's for the plists, the codec's own for the others.
+enum OTAMediaType {
+    static func answer(for codec: any SyncCodec) -> String {
+        switch codec.primaryMediaType {
+        case "application/x-plist": "text/xml"
+        case "application/x-bplist": "application/octet-stream"
+        default: codec.primaryMediaType
+        }
+    }
+}
+
+extension Duration {
+    /// The duration in seconds, as a `TimeInterval`.
+    var seconds: TimeInterval {
+        let (seconds, attoseconds) = components
+        return TimeInterval(seconds) + TimeInterval(attoseconds) / 1e18
+    }
+}
+
+/// The server's sessions, with one message at a time per session and the
+/// last answers kept for repeated messages.
+actor OTASessionTable {
+    private var sessions: [String: OTAServerSession] = [:]
+    private var replies: [String: [(sequence: Int, response: SyncResponse)]] = [:]
+    private var busy: Set<String> = []
+    private var waiting: [String: [CheckedContinuation<Void, Never>]] = [:]
+
+    /// How many answers per session are kept for repeated messages.
+    static let keptReplies = 4
+
+    func contains(_ id: String) -> Bool { sessions[id] != nil }
+
+    func create(_ session: OTAServerSession) -> String {
+        sessions[session.id] = session
+        return session.id
+    }
+
+    func expire(olderThan cutoff: Date) {
+        for (id, session) in sessions where session.lastActivity < cutoff && !busy.contains(id) {
+            sessions[id] = nil
+            replies[id] = nil
+        }
+    }
+
+    func cachedReply(_ id: String, _ sequence: Int) -> SyncResponse? {
+        replies[id]?.last(where: { $0.sequence == sequence })?.response
+    }
+
+    func cache(_ id: String, _ sequence: Int, _ response: SyncResponse) {
+        replies[id, default: []].append((sequence, response))
+        if replies[id]!.count > Self.keptReplies { replies[id]!.removeFirst() }
+    }
+
+    /// Runs `body` on the session alone (messages of one session wait for each
+    /// other) and keeps the session it returns.
+    func withSession(
+        _ id: String, _ body: (OTAServerSession) async throws -> (OTAServerSession, SyncResponse)
+    ) async throws -> SyncResponse {
+        while busy.contains(id) {
+            await withCheckedContinuation { waiting[id, default: []].append($0) }
+        }
+        busy.insert(id)
+        defer {
+            busy.remove(id)
+            if var queue = waiting[id], !queue.isEmpty {
+                queue.removeFirst().resume()
+                waiting[id] = queue.isEmpty ? nil : queue
+            }
+        }
+        guard let session = sessions[id] else { throw SyncServiceError(status: 409, message: "the session ended") }
+        let (next, response) = try await body(session)
+        sessions[id] = next
+        return response
+    }
+}

@@ -1,0 +1,119 @@
+import Foundation
+import OTASync
+import Synchronization
+import SyncBinaryPlist
+import SyncCore
+import SyncHTTP
+import SyncJSON
+import SyncMessagePack
+import SyncTesting
+import SyncXMLPlist
+
+/// The four codecs, for parameterized tests.
+enum TestCodec: String, CaseIterable, CustomStringConvertible, Sendable {
+    case xmlPlist, binaryPlist, json, msgpack
+
+    var codec: any SyncCodec {
+        switch self {
+        case .json: JSONCodec()
+        case .msgpack: MessagePackCodec()
+        case .xmlPlist: XMLPlistCodec()
+        case .binaryPlist: BinaryPlistCodec()
+        }
+    }
+
+    var description: String { rawValue }
+
+    static var all: CodecSet { CodecSet(allCases.map(\.codec)) }
+}
+
+/// The dataclasses the tests sync.
+enum Dataclass {
+    static let contacts = "com.apple.Contacts"
+    static let calendars = "com.apple.Calendars"
+    static let bookmarks = "com.apple.Bookmarks"
+    static let all = [contacts, calendars, bookmarks]
+    static let contact = "com.apple.contacts.Contact"
+}
+
+/// A server store and server for account `ada`, and devices syncing with it.
+struct OTAHarness: Sendable {
+    let serverStore = MemoryStore()
+    let server: OTAServer
+    let account: AccountID = "ada"
+
+    init(maxMessageBytes: Int = 1 << 20, policy: any ConflictPolicy = NewestWinsPolicy()) {
+        server = OTAServer(
+            store: serverStore, codecs: TestCodec.all, dataclasses: Set(Dataclass.all), policy: policy,
+            maxMessageBytes: maxMessageBytes)
+    }
+
+    /// An in-process transport to the server as `ada`.
+    var loopback: any SyncClientTransport {
+        LoopbackTransport(service: server, authenticator: SingleAccountAuthenticator(account: account))
+    }
+
+    /// A device with its own memory store.
+    func device(
+        _ id: String, codec: TestCodec = .xmlPlist, through transport: (any SyncClientTransport)? = nil,
+        store: any SyncStore = MemoryStore(), maxMessageBytes: Int = 1 << 20, defersIDMap: Bool = false
+    ) -> Device {
+        let records = OTADeviceRecords(store: store, account: account)
+        return Device(
+            records: records,
+            client: OTAClient(
+                records: records, deviceID: id, transport: transport ?? loopback, codec: codec.codec,
+                dataclasses: Dataclass.all, maxMessageBytes: maxMessageBytes, defersIDMap: defersIDMap))
+    }
+
+    /// The server's live records of a dataclass, by content.
+    func serverRecords(_ dataclass: String) async throws -> [OTARecord] {
+        try await serverStore.transaction(for: account) { tx in
+            try await tx.records(in: CollectionID(dataclass), after: nil, limit: 1_000_000)
+                .filter { !$0.record.isDeleted }.map { try OTARecord($0.record) }
+        }
+    }
+}
+
+/// A device: its records and its client.
+struct Device: Sendable {
+    let records: OTADeviceRecords
+    let client: OTAClient
+
+    @discardableResult
+    func add(_ fields: [String: SyncValue], in dataclass: String = Dataclass.contacts) async throws -> String {
+        try await records.save(dataclass: dataclass, entity: Dataclass.contact, fields: fields)
+    }
+
+    @discardableResult
+    func sync() async throws -> OTASyncReport { try await client.sync() }
+
+    /// The device's live records of a dataclass, by content, sorted for comparison.
+    func contents(_ dataclass: String = Dataclass.contacts) async throws -> [OTARecord] {
+        try await records.records(dataclass: dataclass).values.sorted { "\($0.fields)" < "\($1.fields)" }
+    }
+}
+
+/// Sorts records for comparison.
+func sorted(_ records: [OTARecord]) -> [OTARecord] { records.sorted { "\($0.fields)" < "\($1.fields)" } }
+
+/// Records the largest request and answer bodies that passed.
+final class SizeRecorder: SyncClientMiddleware, Sendable {
+    private let sizes = Mutex((request: 0, answer: 0, requests: 0))
+
+    var largestRequest: Int { sizes.withLock { $0.request } }
+    var largestAnswer: Int { sizes.withLock { $0.answer } }
+    var requests: Int { sizes.withLock { $0.requests } }
+
+    func intercept(
+        _ request: SyncRequest, next: @Sendable (SyncRequest) async throws -> SyncResponse
+    ) async throws -> SyncResponse {
+        let response = try await next(request)
+        sizes.withLock {
+            $0.request = max($0.request, request.body.count)
+            $0.answer = max($0.answer, response.body.count)
+            $0.requests += 1
+        }
+        return response
+    }
+}
