@@ -38,7 +38,8 @@ public struct OTAClient: Sendable {
     public let maxMessageBytes: Int
     /// What the device answers the server's `get deviceinfo` with.
     public let deviceInfo: [String: SyncValue]
-    /// Whether to keep id maps for the next session instead of answering a final message with them.
+    /// Whether to keep id maps for the next session instead of answering a final message with them
+    /// (the default: a fast sync then takes one round trip; the next session delivers them first).
     public let defersIDMap: Bool
     /// How often a message that got no answer is sent again before the sync fails.
     public let retries: Int
@@ -48,7 +49,7 @@ public struct OTAClient: Sendable {
         records: OTADeviceRecords, deviceID: String, transport: any SyncClientTransport, codec: any SyncCodec,
         dataclasses: [String], path: String = "/ota", itemType: OTAItemType = .records, maxMessageBytes: Int = 1 << 20,
         deviceInfo: [String: SyncValue] = ["model": "Anchorage", "software": .string(AnchorageVersion.current)],
-        defersIDMap: Bool = false, retries: Int = 3
+        defersIDMap: Bool = true, retries: Int = 3
     ) {
         self.records = records
         self.deviceID = deviceID

@@ -131,26 +131,30 @@ struct OTAClientSession {
                 continue
             }
             let room = try sizer.room(in: message)
-            var items: [String: SyncValue] = [:]
             var used = 0
             var taken = 0
             for (luid, item) in sync.outgoing {
                 let bytes = try sizer.bytes(key: luid, item: item.value)
-                if used + bytes > room, taken > 0 { break }
-                if used + bytes > room, room < 1_024, !message.body.isEmpty { break }
-                items[luid] = item.value
+                if used + bytes > room, taken > 0 || (room < 1_024 && !message.body.isEmpty) { break }
                 used += bytes
                 taken += 1
             }
+            var params: [String: SyncValue] = ["uri": .string(uri), "itemtype": "records"]
+            if !sync.pendingIDMap.isEmpty { params["idmap"] = .dictionary(sync.pendingIDMap) }
+            // The sizes are estimates: the message as encoded decides. A single record larger than the limit still goes, alone.
+            var command: OTACommand
+            while true {
+                params["items"] = .dictionary(Dictionary(uniqueKeysWithValues: sync.outgoing.prefix(taken).map { ($0.id, $0.item.value) }))
+                command = OTACommand(name: "sync-changes", sequence: sync.changesSequence, params: params, more: taken < sync.outgoing.count)
+                let size = try sizer.bytes(of: OTAMessage(header: message.header, body: message.body + [.command(command)]))
+                if size <= client.maxMessageBytes || taken <= 1 { break }
+                taken = max(1, taken * client.maxMessageBytes / size - 1)
+            }
             sync.outgoing.removeFirst(taken)
             report.sentItems += taken
-            let more = !sync.outgoing.isEmpty
-            var params: [String: SyncValue] = ["uri": .string(uri), "itemtype": "records", "items": .dictionary(items)]
-            if !sync.pendingIDMap.isEmpty {
-                params["idmap"] = .dictionary(sync.pendingIDMap)
-                idMapsInFlight[uri, default: []] += sync.pendingIDMap.keys
-            }
-            message.body.append(.command(OTACommand(name: "sync-changes", sequence: sync.changesSequence, params: params, more: more)))
+            let more = command.more
+            if !sync.pendingIDMap.isEmpty { idMapsInFlight[uri, default: []] += sync.pendingIDMap.keys }
+            message.body.append(.command(command))
             if !more { sync.phase = .waiting }
             syncs[uri] = sync
             if more { break }

@@ -340,40 +340,48 @@ struct OTAMessageProcessor {
     /// Adds the server's changes of every pushing dataclass, as much as fits, then their commits.
     private mutating func push() async throws {
         for uri in session.order {
-            guard var sync = session.syncs[uri], sync.phase == .pushing else { continue }
-            let room = try sizer.room(in: OTAMessage(header: placeholderHeader, body: answer))
-            guard room > 1_024 else { return }
-            let batch = try await OTAPushBatch.next(
-                for: sync, store: store, peer: session.peer, node: session.node, sizer: sizer, room: room)
-            sync.pushCursor = batch.cursor
-            let done = !batch.hasMore
-            var params: [String: SyncValue] = [
-                "uri": .string(uri), "itemtype": "records", "items": .dictionary(batch.items),
-                "anchors": OTAAnchors(mode: sync.mode, nextServerAnchor: anchor(sync, at: batch.cursor)).value,
-            ]
-            if !done { params["more"] = true }
-            let sequence = session.nextCommandSequence()
-            answer.append(.command(OTACommand(name: "sync-changes", sequence: sequence, params: params, more: !done)))
-            if done {
-                try await finishConflicts(sync, sentUpTo: batch.cursor)
-                answer.append(.command(OTACommand(
-                    name: "sync-commit", sequence: session.nextCommandSequence(),
-                    params: ["uri": .string(uri), "anchors": OTAAnchors(mode: .fast, nextServerAnchor: anchor(sync, at: batch.cursor)).value])))
-                sync.phase = .committed
+            guard let sync = session.syncs[uri], sync.phase == .pushing else { continue }
+            var room = try sizer.room(in: OTAMessage(header: placeholderHeader, body: answer))
+            var done: Bool
+            while true {
+                guard room > 1_024 else { return }
+                let (before, beforeSession) = (answer, session)
+                let pushed = try await append(sync, room: room)
+                done = pushed.done
+                // The sizes are estimates: the message as encoded decides. A single record
+                // larger than the limit still goes, alone.
+                let size = try sizer.bytes(of: OTAMessage(header: placeholderHeader, body: answer))
+                if size <= sizer.limit || pushed.items <= 1 { break }
+                (answer, session) = (before, beforeSession)
+                room -= size - sizer.limit + 1_024
             }
-            session.syncs[uri] = sync
             if !done { return }
         }
     }
 
-    /// Forgets the conflicts sent to the device in the finished push.
-    private func finishConflicts(_ sync: DataclassSync, sentUpTo: ChangePosition) async throws {
-        let peer = session.peer
-        try await store.transaction { tx in
-            if try await tx.metadata(OTADeviceState.conflictsKey(sync.uri), for: peer) != nil {
-                try await tx.setMetadata(nil, OTADeviceState.conflictsKey(sync.uri), for: peer)
-            }
+    /// Appends the next `sync-changes` of `sync` (and its `sync-commit` when it is the last).
+    private mutating func append(_ sync: DataclassSync, room: Int) async throws -> (done: Bool, items: Int) {
+        var sync = sync
+        let uri = sync.uri
+        let batch = try await OTAPushBatch.next(
+            for: sync, store: store, peer: session.peer, node: session.node, sizer: sizer, room: room)
+        sync.pushCursor = batch.cursor
+        let done = !batch.hasMore
+        var params: [String: SyncValue] = [
+            "uri": .string(uri), "itemtype": "records", "items": .dictionary(batch.items),
+            "anchors": OTAAnchors(mode: sync.mode, nextServerAnchor: anchor(sync, at: batch.cursor)).value,
+        ]
+        if !done { params["more"] = true }
+        let sequence = session.nextCommandSequence()
+        answer.append(.command(OTACommand(name: "sync-changes", sequence: sequence, params: params, more: !done)))
+        if done {
+            answer.append(.command(OTACommand(
+                name: "sync-commit", sequence: session.nextCommandSequence(),
+                params: ["uri": .string(uri), "anchors": OTAAnchors(mode: .fast, nextServerAnchor: anchor(sync, at: batch.cursor)).value])))
+            sync.phase = .committed
         }
+        session.syncs[uri] = sync
+        return (done, batch.items.count)
     }
 
     private var placeholderHeader: OTAHeader {

@@ -11,12 +11,18 @@ struct OTAMessageSizer: Sendable {
     init(codec: any SyncCodec, limit: Int) {
         self.codec = codec
         self.limit = limit
-        emptyDictionaryBytes = (try? codec.encode(.dictionary([:])).count) ?? 0
+        emptyDictionaryBytes = (try? codec.encode(Self.nested([:])).count) ?? 0
     }
 
-    /// The bytes `item` adds to an `items` dictionary under `key` (an estimate that errs high).
+    /// The bytes `item` adds to an `items` dictionary under `key`, measured at
+    /// the depth items have in a message (an XML plist indents by depth).
     func bytes(key: String, item: SyncValue) throws -> Int {
-        try codec.encode(.dictionary([key: item])).count - emptyDictionaryBytes + 8
+        try codec.encode(Self.nested([key: item])).count - emptyDictionaryBytes + 8
+    }
+
+    /// `items` where a message holds them: message → body → command → params → items.
+    private static func nested(_ items: [String: SyncValue]) -> SyncValue {
+        ["body": [["params": ["items": .dictionary(items)]]]]
     }
 
     /// The encoded size of a whole message.

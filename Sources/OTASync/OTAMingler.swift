@@ -37,7 +37,13 @@ struct OTAMingler: Sendable {
         case .reset:
             idMap = OTAIDMap()
         }
-        if sync.mode != .fast {
+        if sync.mode == .fast {
+            // Conflicts sent in a push the device has since confirmed (its anchor is past them) are delivered.
+            for uuid in conflicts.keys {
+                let stored = try await tx.record(RecordKey(collection: CollectionID(uri), id: RecordID(uuid)))
+                if (stored?.position ?? .start) <= sync.anchorPosition { conflicts[uuid] = nil }
+            }
+        } else {
             state.generation = "g" + UUID().uuidString.prefix(8).lowercased()
             state.requestedMode = nil
             conflicts = [:]

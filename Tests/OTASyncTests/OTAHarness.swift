@@ -56,14 +56,14 @@ struct OTAHarness: Sendable {
     /// A device with its own memory store.
     func device(
         _ id: String, codec: TestCodec = .xmlPlist, through transport: (any SyncClientTransport)? = nil,
-        store: any SyncStore = MemoryStore(), maxMessageBytes: Int = 1 << 20, defersIDMap: Bool = false
+        store: any SyncStore = MemoryStore(), maxMessageBytes: Int = 1 << 20, defersIDMap: Bool = true, retries: Int = 3
     ) -> Device {
         let records = OTADeviceRecords(store: store, account: account)
         return Device(
             records: records,
             client: OTAClient(
                 records: records, deviceID: id, transport: transport ?? loopback, codec: codec.codec,
-                dataclasses: Dataclass.all, maxMessageBytes: maxMessageBytes, defersIDMap: defersIDMap))
+                dataclasses: Dataclass.all, maxMessageBytes: maxMessageBytes, defersIDMap: defersIDMap, retries: retries))
     }
 
     /// The server's live records of a dataclass, by content.
@@ -90,12 +90,17 @@ struct Device: Sendable {
 
     /// The device's live records of a dataclass, by content, sorted for comparison.
     func contents(_ dataclass: String = Dataclass.contacts) async throws -> [OTARecord] {
-        try await records.records(dataclass: dataclass).values.sorted { "\($0.fields)" < "\($1.fields)" }
+        sorted(Array(try await records.records(dataclass: dataclass).values))
     }
 }
 
 /// Sorts records for comparison.
-func sorted(_ records: [OTARecord]) -> [OTARecord] { records.sorted { "\($0.fields)" < "\($1.fields)" } }
+func sorted(_ records: [OTARecord]) -> [OTARecord] { records.sorted { sortKey($0) < sortKey($1) } }
+
+/// A record's entity and fields as text, keys in order: the same text for equal records.
+func sortKey(_ record: OTARecord) -> String {
+    record.entity + record.fields.sorted { $0.key < $1.key }.map { "|\($0.key)=\($0.value)" }.joined()
+}
 
 /// Records the largest request and answer bodies that passed.
 final class SizeRecorder: SyncClientMiddleware, Sendable {

@@ -1,0 +1,178 @@
+import Foundation
+import OTASync
+import SyncCore
+import SyncTesting
+import Testing
+
+/// The patent's scenarios, in process.
+@Suite("OTA scenarios")
+struct OTAScenarioTests {
+    @Test("three dataclasses in parallel; the server resets one and splits its changes across messages")
+    func parallelDataclassesWithServerReset() async throws {
+        let harness = OTAHarness(maxMessageBytes: 8 * 1024)
+        let traffic = CountingMiddleware()
+        let phone = harness.device("phone", through: harness.loopback.with(traffic), maxMessageBytes: 8 * 1024)
+        let laptop = harness.device("laptop", maxMessageBytes: 8 * 1024)
+        for index in 0..<40 {
+            try await laptop.add(["title": .string("event \(index)"), "notes": .string(String(repeating: "x", count: 200))], in: Dataclass.calendars)
+        }
+        try await laptop.add(["first name": "Ada"])
+        try await laptop.add(["url": "https://example.com"], in: Dataclass.bookmarks)
+        try await laptop.sync()
+        try await phone.sync()
+        // The phone holds an event the server never saw; a reset drops it.
+        try await phone.records.save(dataclass: Dataclass.calendars, luid: "stray", entity: "event", fields: ["title": "stray"])
+        try await phone.add(["first name": "Grace"])
+        try await harness.server.requestReset(Dataclass.calendars, account: harness.account, device: "phone")
+
+        traffic.reset()
+        let report = try await phone.sync()
+        #expect(report.modes[Dataclass.calendars] == .reset)
+        #expect(report.modes[Dataclass.contacts] == .fast)
+        #expect(report.modes[Dataclass.bookmarks] == .fast)
+        // Negotiation failed for calendars in the first round trip, its reset changes took several messages.
+        #expect(traffic.total.requests >= 3)
+        #expect(try await phone.contents(Dataclass.calendars) == laptop.contents(Dataclass.calendars))
+        #expect(try await phone.contents(Dataclass.calendars).count == 40)
+        #expect(try await harness.serverRecords(Dataclass.contacts).count == 2)
+        #expect(try await phone.sync().modes[Dataclass.calendars] == .fast)
+    }
+
+    @Test("the first sync asks for the device's info; put deviceinfo updates it")
+    func deviceInfo() async throws {
+        let harness = OTAHarness()
+        let phone = harness.device("phone")
+        try await phone.sync()
+        let info = try await harness.server.deviceInfo(account: harness.account, device: "phone")
+        #expect(info?["model"] == "Anchorage")
+    }
+
+    @Test("a deferred idmap arrives with the next session; the device's edit of that record is not a duplicate")
+    func deferredIDMap() async throws {
+        let harness = OTAHarness()
+        let laptop = harness.device("laptop")
+        let phone = harness.device("phone", defersIDMap: true)
+        try await laptop.add(["first name": "Ada"])
+        try await laptop.sync()
+        try await phone.sync()
+        let luid = try #require(try await phone.records.records(dataclass: Dataclass.contacts).keys.first)
+        try await phone.records.save(dataclass: Dataclass.contacts, luid: luid, entity: Dataclass.contact, fields: ["first name": "Ada B."])
+        try await phone.sync()
+        #expect(try await harness.serverRecords(Dataclass.contacts).map(\.fields) == [["first name": "Ada B."]])
+        try await laptop.sync()
+        #expect(try await laptop.contents() == phone.contents())
+    }
+
+    @Test("an idmap answered at once (not deferred) reaches the server in the same session")
+    func immediateIDMap() async throws {
+        let harness = OTAHarness()
+        let laptop = harness.device("laptop")
+        let traffic = CountingMiddleware()
+        let phone = harness.device("phone", through: harness.loopback.with(traffic), defersIDMap: false)
+        try await laptop.add(["first name": "Ada"])
+        try await laptop.sync()
+        try await phone.sync()
+        try await laptop.add(["first name": "Alan"])
+        try await laptop.sync()
+        traffic.reset()
+        try await phone.sync()
+        #expect(traffic.total.requests == 2)  // the changes, then the idmap answering the final message
+        let luid = try #require(try await phone.records.records(dataclass: Dataclass.contacts).first { $0.value.fields["first name"] == "Alan" }?.key)
+        try await phone.records.save(dataclass: Dataclass.contacts, luid: luid, entity: Dataclass.contact, fields: ["first name": "Alan T."])
+        try await phone.sync()
+        #expect(try await harness.serverRecords(Dataclass.contacts).count == 2)
+    }
+
+    @Test("a conflict goes to the device; the user's choice comes back in the next session")
+    func conflictResolvedOnDevice() async throws {
+        let harness = OTAHarness(policy: DeferredPolicy { _ in .deferred })
+        let phone = harness.device("phone")
+        let laptop = harness.device("laptop")
+        let luid = try await phone.add(["first name": "Ada"])
+        try await phone.sync()
+        try await laptop.sync()
+        let laptopID = try #require(try await laptop.records.records(dataclass: Dataclass.contacts).keys.first)
+        try await laptop.records.save(dataclass: Dataclass.contacts, luid: laptopID, entity: Dataclass.contact, fields: ["first name": "Ada (laptop)"])
+        try await laptop.sync()
+        try await phone.records.save(dataclass: Dataclass.contacts, luid: luid, entity: Dataclass.contact, fields: ["first name": "Ada (phone)"])
+        let report = try await phone.sync()
+        #expect(report.conflicts == 1)
+        #expect(try await phone.records.conflicts(dataclass: Dataclass.contacts)[luid] == ["first name": "Ada (phone)"])
+        #expect(try await phone.records.records(dataclass: Dataclass.contacts)[luid]?.fields == ["first name": "Ada (laptop)"])
+
+        try await phone.records.resolveConflict(dataclass: Dataclass.contacts, luid: luid, keepDevice: true)
+        try await phone.sync()
+        try await laptop.sync()
+        #expect(try await phone.records.conflicts(dataclass: Dataclass.contacts).isEmpty)
+        #expect(try await harness.serverRecords(Dataclass.contacts).map(\.fields) == [["first name": "Ada (phone)"]])
+        #expect(try await laptop.contents() == phone.contents())
+    }
+
+    @Test("a session cut after each message in turn resumes from its checkpoint: no slow sync, nothing lost or duplicated")
+    func cutAfterEachMessage() async throws {
+        // How many messages an uncut session of this size takes.
+        let reference = try await Self.cutSession(cutAt: nil)
+        #expect(reference.messages > 3)
+        for cut in 0..<reference.messages {
+            let outcome = try await Self.cutSession(cutAt: cut)
+            #expect(outcome.cuts == 1, "cut after message \(cut + 1)")
+            #expect(outcome.slowAfterCut == false, "cut after message \(cut + 1)")
+            #expect(outcome.converged, "cut after message \(cut + 1)")
+        }
+    }
+
+    /// Syncs a phone with 30 new contacts and a laptop with 30 others under a small message
+    /// limit, cutting the phone's session after the server processed message `cutAt` (0-based).
+    static func cutSession(cutAt: Int?) async throws -> (messages: Int, cuts: Int, slowAfterCut: Bool, converged: Bool) {
+        let limit = 6 * 1024
+        let harness = OTAHarness(maxMessageBytes: limit)
+        let laptop = harness.device("laptop", maxMessageBytes: limit)
+        let faults = FaultInjectingMiddleware(
+            plan: .scripted(cutAt.map { Array(repeating: nil, count: $0) + [.cutAfterProcessing] } ?? []))
+        let traffic = CountingMiddleware()
+        let phoneStore = MemoryStore()
+        try await harness.device("phone", store: phoneStore, maxMessageBytes: limit).sync()
+        let phone = harness.device(
+            "phone", through: harness.loopback.with(faults).with(traffic), store: phoneStore, maxMessageBytes: limit,
+            retries: 0)
+        try await laptop.sync()
+        for index in 0..<30 {
+            try await phone.add(["first name": .string("Phone \(index)"), "notes": .string(String(repeating: "p", count: 150))])
+            try await laptop.add(["first name": .string("Laptop \(index)"), "notes": .string(String(repeating: "l", count: 150))])
+        }
+        try await laptop.sync()
+        traffic.reset()
+        var slow = false
+        do {
+            try await phone.sync()
+        } catch {
+            let resumed = try await phone.sync()
+            slow = resumed.modes.values.contains(.slow)
+        }
+        let messages = traffic.total.requests
+        try await laptop.sync()
+        let server = sorted(try await harness.serverRecords(Dataclass.contacts))
+        let phoneRecords = try await phone.contents()
+        let laptopRecords = try await laptop.contents()
+        let converged = phoneRecords == server && laptopRecords == server && server.count == 60
+        return (messages, faults.counts.cutAfterProcessing, slow, converged)
+    }
+
+    @Test("a retransmitted message is answered again from the cache and applied once")
+    func retransmittedMessage() async throws {
+        let harness = OTAHarness()
+        let faults = FaultInjectingMiddleware(plan: .scripted([.cutAfterProcessing]))
+        let traffic = CountingMiddleware()
+        let phoneStore = MemoryStore()
+        try await harness.device("phone", store: phoneStore).sync()
+        let phone = harness.device("phone", through: harness.loopback.with(traffic).with(faults), store: phoneStore, retries: 1)
+        try await phone.add(["first name": "Ada"])
+        traffic.reset()
+        let report = try await phone.sync()
+        #expect(traffic.total.requests == 2)  // the message, then the same bytes again
+        #expect(report.sentItems == 1)
+        #expect(faults.counts.cutAfterProcessing == 1)
+        #expect(try await harness.serverRecords(Dataclass.contacts).count == 1)
+        #expect(try await harness.serverStore.latestPosition(for: harness.account) == ChangePosition(1))
+    }
+}
