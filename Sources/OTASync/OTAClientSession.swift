@@ -83,7 +83,9 @@ struct OTAClientSession {
                 for stored in page.records where stored.record.version.node == OTADeviceRecords.localNode {
                     let luid = stored.record.id.rawValue
                     if stored.record.isDeleted {
-                        if ids[luid] != nil { sync.outgoing.append((luid, .delete())) }
+                        // Sent even when the server may never have seen the record: a delete of an unknown id is a no-op there,
+                        // and a record whose add reached the mingle but not its answer must not survive on the server.
+                        sync.outgoing.append((luid, .delete()))
                     } else {
                         sync.outgoing.append((luid, try OTARecord(stored.record).item(ids[luid] == nil ? .add : .modify)))
                     }
