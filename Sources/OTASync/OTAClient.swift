@@ -74,6 +74,19 @@ public struct OTAClient: Sendable {
     }
 }
 
+extension OTAClient {
+    /// Tells the server what the device wants of a dataclass (`put dataclass/<name>/filter`), or
+    /// removes the filter (`delete`) when `filter` is nil. The next sync of the dataclass is slow,
+    /// so the device receives what the filter now admits and drops what it no longer does.
+    /// - Throws: ``OTAClientError`` with the server's status when it refuses.
+    public func setFilter(_ filter: OTADataclassFilter?, for dataclass: String) async throws {
+        var params: [String: SyncValue] = ["uri": .string("dataclass/\(dataclass)/filter")]
+        if let filter { params["value"] = .dictionary(filter.value) }
+        var session = OTAClientSession(client: self)
+        try await session.runAlone(OTACommand(name: filter == nil ? "delete" : "put", sequence: 1, params: params))
+    }
+}
+
 /// What one OTA session did.
 public struct OTASyncReport: Sendable, Hashable {
     /// HTTP round trips (messages sent).

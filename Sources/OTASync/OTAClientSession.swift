@@ -47,6 +47,20 @@ struct OTAClientSession {
         return report
     }
 
+    /// Sends one stateless command in a session of its own and checks its answer.
+    mutating func runAlone(_ command: OTACommand) async throws {
+        lastMessage = 1
+        let message = OTAMessage(
+            header: OTAHeader(
+                userid: client.records.account.rawValue, deviceid: client.deviceID, sequence: 1, isFinal: true),
+            body: [.command(command)])
+        let reply = try await send(message)
+        guard let result = reply.responses.first(where: { $0.sequence == command.sequence })?.results.first else {
+            throw OTAClientError(OTAResult(.failed, "the server did not answer \(command.name)"))
+        }
+        guard result.status.isSuccess else { throw OTAClientError(result) }
+    }
+
     /// Id maps answered in this session and not yet known to have reached the server.
     private var idMapsInFlightPending: [String] { responses.isEmpty ? [] : idMapsInFlight.keys.sorted() }
 
@@ -234,6 +248,7 @@ struct OTAClientSession {
                 break
             }
             sync.renegotiations += 1
+            report.sentItems -= sync.sentLUIDs.count - sync.outgoing.count  // not processed; sent again
             syncs[uri] = sync
             try await prepare(uri, mode: proposed)
             return
@@ -255,7 +270,7 @@ struct OTAClientSession {
             sync.mingled = true
         default:
             if !result.status.isSuccess {
-                sync.failure = OTAClientError(result, dataclass: uri)
+                sync.failure = sync.failure ?? OTAClientError(result, dataclass: uri)
                 sync.phase = .failed
             }
         }

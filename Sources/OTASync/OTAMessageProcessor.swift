@@ -159,17 +159,40 @@ struct OTAMessageProcessor {
         case "put":
             guard let value = command.params["value"] else { throw OTAMessageError.missingParam("value") }
             guard case .dictionary(let dictionary) = value else { throw OTAMessageError.paramError("value", "value must be a dictionary") }
-            if key != OTADeviceState.deviceInfoKey { try OTAFilter.validate(dictionary) }
-            try await store.transaction { tx in try await tx.setMetadata(value, key, for: peer) }
+            let filtered = try filteredDataclass(uri, value: dictionary)
+            try await store.transaction { tx in
+                try await tx.setMetadata(value, key, for: peer)
+                if let filtered { try await Self.slowSyncNext(filtered, peer: peer, in: tx) }
+            }
             respond(to: command, .ok)
         default:
             guard key != OTADeviceState.deviceInfoKey else {
                 throw OTAMessageError(OTAResult(.notAllowed, "deviceinfo cannot be deleted", paramName: "uri"))
             }
-            try await store.transaction { tx in try await tx.setMetadata(nil, key, for: peer) }
+            let filtered = try filteredDataclass(uri, value: nil)
+            try await store.transaction { tx in
+                try await tx.setMetadata(nil, key, for: peer)
+                if let filtered { try await Self.slowSyncNext(filtered, peer: peer, in: tx) }
+            }
             respond(to: command, .ok)
         }
         return .ok
+    }
+
+    /// The dataclass a filter URI names (checking a filter's value), or nil for `deviceinfo`.
+    private func filteredDataclass(_ uri: String, value: [String: SyncValue]?) throws(OTAMessageError) -> String? {
+        guard uri != "deviceinfo" else { return nil }
+        if let value { _ = try OTADataclassFilter(value) }
+        return String(uri.dropFirst("dataclass/".count).dropLast("/filter".count))
+    }
+
+    /// A changed filter changes what the device should hold: its next sync of the dataclass is slow,
+    /// so it receives what the filter now admits and drops what it no longer does.
+    private static func slowSyncNext(_ dataclass: String, peer: PeerID, in tx: any StoreTransaction) async throws {
+        var state = OTADeviceState(try await tx.metadata(OTADeviceState.key(dataclass), for: peer))
+        guard state.generation != nil, state.requestedMode != .reset else { return }
+        state.requestedMode = .slow
+        try await tx.setMetadata(state.value, OTADeviceState.key(dataclass), for: peer)
     }
 
     /// On a device's first sync, asks for its info (the answer comes in its next message).
@@ -364,7 +387,7 @@ struct OTAMessageProcessor {
         var sync = sync
         let uri = sync.uri
         let batch = try await OTAPushBatch.next(
-            for: sync, store: store, peer: session.peer, node: session.node, sizer: sizer, room: room)
+            for: sync, store: store, peer: session.peer, node: session.node, sizer: sizer, room: room, now: server.clock.now())
         sync.pushCursor = batch.cursor
         let done = !batch.hasMore
         var params: [String: SyncValue] = [
@@ -386,22 +409,5 @@ struct OTAMessageProcessor {
 
     private var placeholderHeader: OTAHeader {
         OTAHeader(userid: session.account.rawValue, deviceid: session.deviceID, sequence: session.lastSent + 1, isFinal: false)
-    }
-}
-
-/// The filter a device puts for a dataclass (`dataclass/<name>/filter`).
-enum OTAFilter {
-    /// Refuses a filter whose keys have the wrong types.
-    static func validate(_ filter: [String: SyncValue]) throws(OTAMessageError) {
-        for (key, value) in filter {
-            switch (key, value) {
-            case ("default_container", .string), ("discard_after_days", .integer): continue
-            case ("constrain_containers", .array(let ids)) where ids.allSatisfy({ $0.stringValue != nil }): continue
-            case ("default_container", _), ("discard_after_days", _), ("constrain_containers", _):
-                throw OTAMessageError(OTAResult(.paramError, "\(key) has the wrong type", paramName: "value", paramKey: key))
-            default:
-                throw OTAMessageError(OTAResult(.badValue, "unknown filter key \(key)", paramName: "value", paramKey: key))
-            }
-        }
     }
 }

@@ -27,6 +27,9 @@ struct OTAMingler: Sendable {
         var state = OTADeviceState(try await tx.metadata(OTADeviceState.key(uri), for: peer))
         var idMap = OTAIDMap(try await tx.metadata(OTADeviceState.idMapKey(uri), for: peer))
         var conflicts = try await tx.metadata(OTADeviceState.conflictsKey(uri), for: peer)?.dictionaryValue ?? [:]
+        let filter = try await tx.metadata(OTADeviceState.filterKey(uri), for: peer)?.dictionaryValue.map {
+            value throws(OTAMessageError) in try OTADataclassFilter(value)
+        }
         var matcher: OTASlowSyncMatcher?
         switch sync.mode {
         case .fast:
@@ -55,6 +58,12 @@ struct OTAMingler: Sendable {
                 matcher = current
             } else {
                 uuid = try await knownID(luid, idMap: idMap, collection: CollectionID(uri), in: tx)
+            }
+            var item = item
+            if let container = filter?.defaultContainer, item.operation == .add, item.record?["container"] == nil,
+                item.changes?["container"] == nil
+            {
+                if item.record != nil { item.record?["container"] = .string(container) } else { item.changes?["container"] = .string(container) }
             }
             try await apply(item, luid: luid, uuid: uuid, sync: &sync, idMap: &idMap, conflicts: &conflicts, in: tx)
         }

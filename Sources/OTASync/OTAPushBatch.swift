@@ -1,3 +1,4 @@
+import Foundation
 import SyncCore
 
 /// The next part of the server's changes for one dataclass: as many items as
@@ -12,17 +13,20 @@ struct OTAPushBatch {
     var hasMore: Bool
 
     static func next(
-        for sync: DataclassSync, store: AccountStore, peer: PeerID, node: PeerID, sizer: OTAMessageSizer, room: Int
+        for sync: DataclassSync, store: AccountStore, peer: PeerID, node: PeerID, sizer: OTAMessageSizer, room: Int,
+        now: Date
     ) async throws -> OTAPushBatch {
         let latest = try await store.latestPosition()
         guard sync.direction != .toServer else { return OTAPushBatch(cursor: max(latest, sync.pushCursor), hasMore: false) }
         let uri = sync.uri
-        let (idMap, conflicts) = try await store.transaction { tx in
+        let (idMap, conflicts, filterValue) = try await store.transaction { tx in
             (
                 OTAIDMap(try await tx.metadata(OTADeviceState.idMapKey(uri), for: peer)),
-                try await tx.metadata(OTADeviceState.conflictsKey(uri), for: peer)?.dictionaryValue ?? [:]
+                try await tx.metadata(OTADeviceState.conflictsKey(uri), for: peer)?.dictionaryValue ?? [:],
+                try await tx.metadata(OTADeviceState.filterKey(uri), for: peer)?.dictionaryValue
             )
         }
+        let filter = try filterValue.map { value throws(OTAMessageError) in try OTADataclassFilter(value) }
         var batch = OTAPushBatch(cursor: sync.pushCursor, hasMore: false)
         var used = 0
         while true {
@@ -31,13 +35,17 @@ struct OTAPushBatch {
                 let record = stored.record
                 let uuid = record.id.rawValue
                 let luid = idMap.luidByUUID[uuid]
+                let content = try record.isDeleted ? nil : OTARecord(record)
+                // A record the device's filter leaves out is not sent; one the device holds is deleted there.
+                let filteredOut = content.map { filter?.admits($0.fields, now: now) == false } ?? false
                 let skip =
-                    record.version.node == node || sync.unchangedOnDevice.contains(record.id)
-                    || (record.isDeleted && (luid == nil || sync.mode != .fast))
+                    filteredOut
+                    ? luid == nil
+                    : record.version.node == node || sync.unchangedOnDevice.contains(record.id)
+                        || (record.isDeleted && (luid == nil || sync.mode != .fast))
                 if !skip {
                     var item =
-                        record.isDeleted
-                        ? OTAItem.delete() : try OTARecord(record).item(luid == nil ? .add : .modify)
+                        if let content, !filteredOut { content.item(luid == nil ? .add : .modify) } else { OTAItem.delete() }
                     if case .dictionary(let deviceVersion)? = conflicts[uuid] { item.conflict = deviceVersion }
                     let key = luid ?? uuid
                     let bytes = try sizer.bytes(key: key, item: item.value)

@@ -5,8 +5,9 @@ public import SyncCore
 /// parallel through negotiate → pull → mingle → push → commit.
 ///
 /// ```swift
-/// let server = OTAServer(store: store, codecs: OTAServer.defaultCodecs(xml: XMLPlistCodec(), binary: BinaryPlistCodec(), others: [JSONCodec()]),
-///                        dataclasses: ["com.apple.Contacts", "com.apple.Calendars"])
+/// let server = OTAServer(
+///     store: try SQLiteStore(path: "server.sqlite"), codecs: CodecSet([XMLPlistCodec(), BinaryPlistCodec(), JSONCodec()]),
+///     dataclasses: ["com.apple.Contacts", "com.apple.Calendars"])
 /// let router = ServiceRouter().mounting(server, at: "/ota")
 /// ```
 ///

@@ -176,3 +176,38 @@ struct OTAScenarioTests {
         #expect(try await harness.serverStore.latestPosition(for: harness.account) == ChangePosition(1))
     }
 }
+
+@Suite("OTA filters")
+struct OTAFilterTests {
+    @Test("a device's filter decides what the server sends; a new filter drops what it no longer admits")
+    func filterEnforced() async throws {
+        let harness = OTAHarness()
+        let laptop = harness.device("laptop")
+        let phone = harness.device("phone")
+        try await laptop.add(["first name": "Ada", "container": "family"])
+        try await laptop.add(["first name": "Alan", "container": "work"])
+        try await laptop.add(["first name": "Old", "container": "family", "date": .date(Date(timeIntervalSince1970: (Date().timeIntervalSince1970 - 90 * 86_400).rounded(.down)))])
+        try await laptop.sync()
+
+        try await phone.client.setFilter(
+            OTADataclassFilter(defaultContainer: "family", constrainContainers: ["family"], discardAfterDays: 30),
+            for: Dataclass.contacts)
+        try await phone.sync()
+        #expect(try await phone.contents().map { $0.fields["first name"] } == ["Ada"])
+
+        // What the phone adds without a container goes into the default one.
+        try await phone.add(["first name": "Grace"])
+        try await phone.sync()
+        #expect(try await harness.serverRecords(Dataclass.contacts).first { $0.fields["first name"] == "Grace" }?.fields["container"] == "family")
+
+        try await phone.client.setFilter(OTADataclassFilter(constrainContainers: ["work"]), for: Dataclass.contacts)
+        let resync = try await phone.sync()
+        #expect(resync.modes[Dataclass.contacts] == .slow)
+        #expect(try await phone.contents().map { $0.fields["first name"] } == ["Alan"])
+        #expect(try await harness.serverRecords(Dataclass.contacts).count == 4)
+
+        await #expect(throws: OTAClientError.self) {
+            try await phone.client.setFilter(OTADataclassFilter(constrainContainers: ["x"]), for: "com.apple.Notes")
+        }
+    }
+}
