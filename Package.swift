@@ -102,7 +102,7 @@ let package = Package(
             name: "anchorage",
             dependencies: [
                 "SyncCore", "SyncJSON", "SyncXMLPlist", "SyncBinaryPlist", "SyncMessagePack", "SyncHTTP",
-                "SyncSQLite", "SyncPostgres", "Aquasync", "AppSync", "SyncSamples",
+                "SyncSQLite", "SyncPostgres", "Aquasync", "AppSync", "OTASync", "SyncSamples",
                 .product(name: "PostgresNIO", package: "postgres-nio"),
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),

@@ -2,7 +2,8 @@
 # The main job: a sync server and two devices on the embedded SQLite store, syncing over HTTP.
 # Installs what it needs, builds `anchorage`, starts `anchorage serve` on a free loopback port,
 # edits records on two devices (one speaking JSON, one MessagePack), syncs them, and shows that
-# they converge — including a conflict decided by the newest edit. Everything lives in a
+# they converge — including a conflict decided by the newest edit; then the same two devices
+# sync a contact over OTA (/ota, in XML and binary plists), both ways. Everything lives in a
 # temporary folder that is removed at the end (set KEEP=1 to keep it).
 # Usage: scripts/demo.sh
 set -euo pipefail
@@ -81,3 +82,22 @@ else
     echo "the devices differ:" && diff "$work/phone.txt" "$work/laptop.txt"
     exit 1
 fi
+
+step "OTA at /ota: the phone adds a contact and syncs in XML plists, the laptop in binary plists"
+sync_ota_phone() { "$anchorage" sync --stack ota --server "$url" --user ada --codec xml-plist "${phone[@]}"; }
+sync_ota_laptop() { "$anchorage" sync --stack ota --server "$url" --user ada --codec binary-plist "${laptop[@]}"; }
+"$anchorage" records save --stack ota --user ada com.apple.contacts.Contact "first name=Ada" "last name=Lovelace" \
+    "${phone[@]}" >/dev/null
+sync_ota_phone
+sync_ota_laptop
+"$anchorage" records list --stack ota "${laptop[@]}"
+
+step "the laptop edits it over OTA; the phone gets the edit"
+luid=$("$anchorage" records list --stack ota "${laptop[@]}" | sed 's/.*"luid":"\([^"]*\)".*/\1/')
+"$anchorage" records save --stack ota --luid "$luid" com.apple.contacts.Contact "first name=Ada" "last name=King" \
+    "${laptop[@]}" >/dev/null
+sync_ota_laptop
+sync_ota_phone
+"$anchorage" records list --stack ota "${phone[@]}" | tee "$work/ota-phone.txt"
+grep -q '"last name":"King"' "$work/ota-phone.txt" || { echo "the phone did not get the laptop's OTA edit"; exit 1; }
+echo "OTA: the contact and its edit reached both devices"

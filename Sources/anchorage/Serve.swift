@@ -4,6 +4,7 @@ import ArgumentParser
 import Foundation
 import Hummingbird
 import Logging
+import OTASync
 import SyncCore
 import SyncHTTP
 
@@ -13,7 +14,8 @@ struct Serve: AsyncParsableCommand {
         abstract: "Run a sync server over HTTP.",
         discussion: """
             Mounts every stack built so far on one HTTP server: Aquasync at /deltas, appSync at
-            /rest (object types from --appsync-type). Requests
+            /rest (object types from --appsync-type), OTA sync at /ota (dataclasses from
+            --ota-dataclass; messages up to --ota-max-message-bytes). Requests
             authenticate with HTTP Basic or a bearer token from the users file (see `anchorage users`).
             Stops on SIGINT or SIGTERM after finishing the requests in flight.
             """
@@ -36,11 +38,22 @@ struct Serve: AsyncParsableCommand {
         help: "An appSync object type as NAME or NAME:FIELD+FIELD (its primary key; 'pk' by default). Repeatable.")
     var appSyncTypes: [String] = ["booking"]
 
+    @Option(name: .customLong("ota-dataclass"), help: "An OTA dataclass the server syncs, such as com.apple.Contacts. Repeatable.")
+    var otaDataclasses: [String] = OTADefaults.dataclasses
+
+    @Option(name: .customLong("ota-max-message-bytes"), help: "OTA: the largest message the server sends or accepts, in encoded bytes.")
+    var otaMaxMessageBytes = 1 << 20
+
     @Option(help: "The largest request body accepted, in bytes.")
     var maxRequestBytes = 64 << 20
 
     @Option(help: "The log level: trace, debug, info, notice, warning, error, critical.")
     var logLevel: Logger.Level = .info
+
+    /// Refuses an OTA message limit the server would silently raise.
+    func validate() throws {
+        guard otaMaxMessageBytes >= 4_096 else { throw ValidationError("--ota-max-message-bytes must be at least 4096") }
+    }
 
     func run() async throws {
         var logger = Logger(label: "anchorage.serve")
@@ -57,11 +70,16 @@ struct Serve: AsyncParsableCommand {
                 .mounting(
                     AppSyncServer(store: syncStore, codecs: CodecChoice.allCodecs, types: try appSyncTypes.map(AppSyncObjectType.init(argument:))),
                     at: "/rest")
+                .mounting(
+                    OTAServer(
+                        store: syncStore, codecs: CodecChoice.allCodecs, dataclasses: Set(otaDataclasses),
+                        maxMessageBytes: otaMaxMessageBytes),
+                    at: "/ota")
             let server = HTTPSyncServer(
                 service: router, authenticator: authenticator,
                 configuration: .init(host: host, port: port, maxRequestBytes: maxRequestBytes), logger: logger,
                 onRunning: { [host, store] port in
-                    FileHandle.standardOutput.write(Data("anchorage \(AnchorageVersion.current) serving on http://\(host):\(port) (store \(store); Aquasync at /deltas, appSync at /rest)\n".utf8))
+                    FileHandle.standardOutput.write(Data("anchorage \(AnchorageVersion.current) serving on http://\(host):\(port) (store \(store); Aquasync at /deltas, appSync at /rest, OTA at /ota)\n".utf8))
                 })
             try await server.runService()
         }

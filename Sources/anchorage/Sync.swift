@@ -2,6 +2,7 @@ import AppSync
 import Aquasync
 import ArgumentParser
 import Foundation
+import OTASync
 import SyncCore
 import SyncHTTP
 
@@ -12,12 +13,17 @@ struct Sync: AsyncParsableCommand {
         discussion: """
             The password comes from the ANCHORAGE_PASSWORD environment variable, or a bearer
             token from ANCHORAGE_TOKEN. Edit the device's records with `anchorage records`.
+
+            --stack ota syncs the --dataclass dataclasses with the server's /ota as the account
+            --user (by default the one this store was last used with), presenting --device-id
+            (by default an id made on the store's first OTA use and kept in it).
             """
     )
 
     enum Stack: String, ExpressibleByArgument, CaseIterable {
         case aquasync
         case appsync
+        case ota
     }
 
     enum Priority: String, ExpressibleByArgument, CaseIterable {
@@ -44,7 +50,7 @@ struct Sync: AsyncParsableCommand {
     @Option(help: "The codec messages travel in.")
     var codec: CodecChoice = .json
 
-    @Option(help: "The account to sync as.")
+    @Option(help: "The account to sync as; OTA: by default the one this store was last used with.")
     var user: String?
 
     @Option(name: .customLong("appsync-type"), help: "appSync: an object type as NAME or NAME:FIELD+FIELD. Repeatable.")
@@ -53,18 +59,17 @@ struct Sync: AsyncParsableCommand {
     @Option(help: "appSync: who wins a conflict.")
     var priority: Priority = .timestamp
 
+    @Option(name: .customLong("dataclass"), help: "OTA: a dataclass to sync, such as com.apple.Contacts. Repeatable.")
+    var dataclasses: [String] = OTADefaults.dataclasses
+
+    @Option(help: "OTA: the device's id; by default one made once and kept in the local store.")
+    var deviceID: String?
+
     func run() async throws {
         guard let url = URL(string: server), url.scheme == "http" || url.scheme == "https" else {
             throw ValidationError("--server must be an http:// or https:// address")
         }
-        var transport: any SyncClientTransport = HTTPClientTransport(baseURL: url)
-        let environment = ProcessInfo.processInfo.environment
-        if let token = environment["ANCHORAGE_TOKEN"] {
-            transport = transport.with(CredentialsMiddleware(.bearer(token)))
-        } else if let user {
-            transport = transport.with(
-                CredentialsMiddleware(.basic(username: user, password: environment["ANCHORAGE_PASSWORD"] ?? "")))
-        }
+        let transport = Self.transport(to: url, as: user)
         do {
             try await store.withStore { localStore in
                 switch stack {
@@ -78,14 +83,55 @@ struct Sync: AsyncParsableCommand {
                         types: try appSyncTypes.map(AppSyncObjectType.init(argument:)), policy: priority.policy)
                     let report = try await client.doSync()
                     print("synced with \(server) in \(codec.rawValue): downloaded \(report.downloaded), uploaded \(report.uploaded), conflicts \(report.conflicts), rejected \(report.rejected.count)")
+                case .ota:
+                    let account = try await OTADeviceSettings.account(user, in: localStore)
+                    let device: String
+                    if let deviceID { device = deviceID } else { device = try await OTADeviceSettings.deviceID(in: localStore) }
+                    let client = OTAClient(
+                        records: OTADeviceRecords(store: localStore, account: account), deviceID: device,
+                        transport: Self.transport(to: url, as: account.rawValue),
+                        codec: codec.codec, dataclasses: Self.unique(dataclasses))
+                    let report = try await client.sync()
+                    print("synced with \(server) in \(codec.rawValue) as \(account) (device \(device)): \(Self.summary(report, dataclasses: client.dataclasses))")
                 }
             }
         } catch let error as AquasyncClientError {
             throw failure("sync failed: \(error)", code: 69)
         } catch let error as AppSyncError {
             throw failure("sync failed: \(error)", code: 69)
+        } catch let error as OTAClientError {
+            throw failure("sync failed: \(error)", code: 69)
         } catch let error as TransportError {
             throw failure("sync failed: \(error)", code: 69)
         }
+    }
+
+    /// A transport to `url` with the credentials from the environment: a
+    /// bearer token from ANCHORAGE_TOKEN, or else, when `user` is known, a
+    /// password from ANCHORAGE_PASSWORD.
+    static func transport(to url: URL, as user: String?) -> any SyncClientTransport {
+        let transport: any SyncClientTransport = HTTPClientTransport(baseURL: url)
+        let environment = ProcessInfo.processInfo.environment
+        if let token = environment["ANCHORAGE_TOKEN"] {
+            return transport.with(CredentialsMiddleware(.bearer(token)))
+        } else if let user {
+            return transport.with(
+                CredentialsMiddleware(.basic(username: user, password: environment["ANCHORAGE_PASSWORD"] ?? "")))
+        }
+        return transport
+    }
+
+    /// The one-line account of an OTA session: round trips, items each way,
+    /// the mode of each dataclass (in `dataclasses` order) and conflicts.
+    static func summary(_ report: OTASyncReport, dataclasses: [String]) -> String {
+        let modes = dataclasses.map { "\($0) \(report.modes[$0]?.rawValue ?? "not synced")" }.joined(separator: ", ")
+        return "\(report.roundTrips) round trip\(report.roundTrips == 1 ? "" : "s"), sent \(report.sentItems), received \(report.receivedItems); "
+            + "modes: \(modes); conflicts \(report.conflicts)"
+    }
+
+    /// `names` without repeats, in first-seen order.
+    static func unique(_ names: [String]) -> [String] {
+        var seen: Set<String> = []
+        return names.filter { seen.insert($0).inserted }
     }
 }
