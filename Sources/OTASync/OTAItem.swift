@@ -71,7 +71,12 @@ public struct OTAItem: Hashable, Sendable {
             OTAMessageError(OTAResult(status, "items[\(key)]: \(detail)", paramName: "items", paramKey: key))
         }
         guard case .dictionary(let item) = value else { throw error(.paramError, "an item must be a dictionary") }
-        guard case .string(let op)? = item["op"] else { throw error(.missingParam, "op is required") }
+        let op: String
+        switch item["op"] {
+        case nil: throw error(.missingParam, "op is required")
+        case .string(let name)?: op = name
+        default: throw error(.paramError, "op must be a string")
+        }
         guard let operation = OTAItemOperation(rawValue: op) else { throw error(.badValue, "unknown op '\(op)'") }
         self.operation = operation
         switch item["entity"] {

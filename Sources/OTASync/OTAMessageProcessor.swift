@@ -22,7 +22,9 @@ struct OTAMessageProcessor {
 
     private var store: AccountStore { server.store.scoped(to: session.account) }
 
+    /// - Throws: ``OTAMessageError`` when the message cannot be processed at all (nothing was applied).
     mutating func process(_ message: OTAMessage) async throws -> OTAMessage {
+        try Self.validate(message.responses, dataclasses: server.dataclasses)
         for response in message.responses { try await take(response) }
         var failedFamilies: Set<String> = []
         for command in message.commands {
@@ -56,7 +58,7 @@ struct OTAMessageProcessor {
     private mutating func take(_ response: OTACommandResponse) async throws {
         switch response.name {
         case "sync-changes":
-            if let uri = response.uri, let idmap = response.params["idmap"] { try await merge(idmap: idmap, uri: uri) }
+            if let uri = response.uri, let idmap = response.params["idmap"] { try await merge(try Self.idMapPairs(idmap), uri: uri) }
         case "get":
             if response.uri == "deviceinfo", response.status?.isSuccess == true,
                 case .dictionary(let info)? = response.params["value"]
@@ -71,9 +73,9 @@ struct OTAMessageProcessor {
         }
     }
 
-    /// Takes a device's `idmap` (server UUID → device LUID) into the stored id map.
-    private func merge(idmap: SyncValue, uri: String) async throws {
-        guard case .dictionary(let pairs) = idmap, server.dataclasses.contains(uri) else {
+    /// Reads an `idmap` parameter: server UUIDs to device LUIDs.
+    static func idMapPairs(_ idmap: SyncValue) throws(OTAMessageError) -> [(uuid: String, luid: String)] {
+        guard case .dictionary(let pairs) = idmap else {
             throw OTAMessageError.paramError("idmap", "idmap must be a dictionary of server ids to device ids")
         }
         var luids: [(uuid: String, luid: String)] = []
@@ -83,8 +85,24 @@ struct OTAMessageProcessor {
             }
             luids.append((uuid, luid))
         }
+        return luids
+    }
+
+    /// Checks the device's command responses before anything is applied: a malformed one
+    /// means the message is not processed at all.
+    static func validate(_ responses: [OTACommandResponse], dataclasses: Set<String>) throws(OTAMessageError) {
+        for response in responses where response.name == "sync-changes" {
+            guard let idmap = response.params["idmap"] else { continue }
+            guard let uri = response.uri, dataclasses.contains(uri) else {
+                throw OTAMessageError(OTAResult(.badRequest, "an idmap answers sync-changes of a dataclass synced here", paramName: "uri"))
+            }
+            _ = try idMapPairs(idmap)
+        }
+    }
+
+    /// Takes a device's id map (server UUID → device LUID) into the stored one.
+    private func merge(_ entries: [(uuid: String, luid: String)], uri: String) async throws {
         let peer = session.peer
-        let entries = luids
         try await store.transaction { tx in
             var map = OTAIDMap(try await tx.metadata(OTADeviceState.idMapKey(uri), for: peer))
             for entry in entries { map.set(luid: entry.luid, uuid: entry.uuid) }
@@ -282,19 +300,21 @@ struct OTAMessageProcessor {
             }
         default: throw OTAMessageError.paramError("items", "items must be a dictionary keyed by record id")
         }
-        if let idmap = command.params["idmap"] { try await merge(idmap: idmap, uri: uri) }
+        let idMap = try command.params["idmap"].map { value throws(OTAMessageError) in try Self.idMapPairs(value) }
 
         guard sync.phase == .pulling else {
             // After the pull phase only id maps may come (a deferred idmap, say).
             guard items.isEmpty else {
                 throw OTAMessageError(OTAResult(.stateError, "\(uri) has finished its pull phase", paramName: "items"))
             }
+            if let idMap { try await merge(idMap, uri: uri) }
             respond(to: command, .ok)
             return .ok
         }
         if sync.direction == .toDevice, !items.isEmpty {
             throw OTAMessageError(OTAResult(.notAllowed, "\(uri) syncs to the device only", paramName: "items"))
         }
+        if let idMap { try await merge(idMap, uri: uri) }
         if sync.mode != .reset { sync.items += items }
         if !command.more { sync.phase = .pulled }
         session.syncs[uri] = sync

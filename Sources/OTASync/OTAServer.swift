@@ -138,7 +138,12 @@ public struct OTAServer: SyncService {
             var next = session
             next.lastActivity = now
             var processor = OTAMessageProcessor(server: self, session: next, sizer: sizer)
-            let answer = try await processor.process(message)
+            let answer: OTAMessage
+            do {
+                answer = try await processor.process(message)
+            } catch let error as OTAMessageError {
+                return (session, try refusal(error.result, header: message.header))
+            }
             next = processor.session
             next.lastReceived = sequence
             let response = try reply(answer, session: sessionID)
