@@ -32,8 +32,6 @@ public struct OTAClient: Sendable {
     public let dataclasses: [String]
     /// Where the server is mounted.
     public let path: String
-    /// Whether to send whole records (RLD) or changed fields (FLD). FLD is sent as RLD here: see docs/ota.md.
-    public let itemType: OTAItemType
     /// The largest message the device sends.
     public let maxMessageBytes: Int
     /// What the device answers the server's `get deviceinfo` with.
@@ -47,7 +45,7 @@ public struct OTAClient: Sendable {
     /// Makes a client.
     public init(
         records: OTADeviceRecords, deviceID: String, transport: any SyncClientTransport, codec: any SyncCodec,
-        dataclasses: [String], path: String = "/ota", itemType: OTAItemType = .records, maxMessageBytes: Int = 1 << 20,
+        dataclasses: [String], path: String = "/ota", maxMessageBytes: Int = 1 << 20,
         deviceInfo: [String: SyncValue] = ["model": "Anchorage", "software": .string(AnchorageVersion.current)],
         defersIDMap: Bool = true, retries: Int = 3
     ) {
@@ -57,7 +55,6 @@ public struct OTAClient: Sendable {
         self.codec = codec
         self.dataclasses = dataclasses
         self.path = path
-        self.itemType = itemType
         self.maxMessageBytes = max(4_096, maxMessageBytes)
         self.deviceInfo = deviceInfo
         self.defersIDMap = defersIDMap
@@ -84,6 +81,16 @@ extension OTAClient {
         if let filter { params["value"] = .dictionary(filter.value) }
         var session = OTAClientSession(client: self)
         try await session.runAlone(OTACommand(name: filter == nil ? "delete" : "put", sequence: 1, params: params))
+    }
+}
+
+extension OTAClient {
+    /// Tells the server the device's info changed (`put deviceinfo` with ``deviceInfo``).
+    /// - Throws: ``OTAClientError`` with the server's status when it refuses.
+    public func sendDeviceInfo() async throws {
+        var session = OTAClientSession(client: self)
+        try await session.runAlone(
+            OTACommand(name: "put", sequence: 1, params: ["uri": "deviceinfo", "value": .dictionary(deviceInfo)]))
     }
 }
 

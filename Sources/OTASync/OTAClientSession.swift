@@ -257,17 +257,8 @@ struct OTAClientSession {
         case ("sync-changes", .commandNotProcessed) where sync.phase == .needsStart:
             break  // its sync-start failed; it starts again in the mode the server wants
         case ("sync-changes", .ok):
-            // The mingle checkpoint: the device's changes up to the snapshot are on the server.
             let anchor = try response.params["anchors"].map { value throws(OTAMessageError) in try OTAAnchors(value) }?.nextServerAnchor
-            let (snapshot, sent, mode) = (sync.snapshot, sync.sentLUIDs, sync.mode)
-            try await store.transaction { tx in
-                try await OTAClientState.setSentPosition(snapshot, uri, in: tx)
-                var ids = mode == .fast ? try await OTAClientState.ids(uri, in: tx) : [:]
-                for luid in sent where ids[luid] == nil { ids[luid] = "" }
-                try await OTAClientState.setIDs(ids, uri, in: tx)
-                if let anchor { try await OTAClientState.setServerAnchor(anchor, uri, in: tx) }
-            }
-            sync.mingled = true
+            if !sync.mingled { try await markMingled(&sync, serverAnchor: anchor) }
         default:
             if !result.status.isSuccess {
                 sync.failure = sync.failure ?? OTAClientError(result, dataclass: uri)
@@ -275,6 +266,19 @@ struct OTAClientSession {
             }
         }
         syncs[uri] = sync
+    }
+
+    /// The mingle checkpoint: the device's changes up to the session's snapshot are on the server.
+    private func markMingled(_ sync: inout ClientDataclass, serverAnchor: String?) async throws {
+        let (uri, snapshot, sent, mode) = (sync.uri, sync.snapshot, sync.sentLUIDs, sync.mode)
+        try await store.transaction { tx in
+            try await OTAClientState.setSentPosition(snapshot, uri, in: tx)
+            var ids = mode == .fast ? try await OTAClientState.ids(uri, in: tx) : [:]
+            for luid in sent where ids[luid] == nil { ids[luid] = "" }
+            try await OTAClientState.setIDs(ids, uri, in: tx)
+            if let serverAnchor { try await OTAClientState.setServerAnchor(serverAnchor, uri, in: tx) }
+        }
+        sync.mingled = true
     }
 
     private mutating func run(_ command: OTACommand) async throws {
@@ -296,7 +300,12 @@ struct OTAClientSession {
                 return
             }
             do {
-                let applied = try await OTADeviceApply(uri: uri, sync: sync, command: command).apply(in: store)
+                let apply = try OTADeviceApply(uri: uri, sync: sync, command: command, now: client.records.clock.now())
+                if !sync.mingled {
+                    // The server pushes only after its mingle: the device's changes are in.
+                    try await markMingled(&sync, serverAnchor: nil)
+                }
+                let applied = try await apply.apply(in: store)
                 sync.droppedForReset = sync.droppedForReset || sync.mode == .reset
                 sync.phase = sync.phase == .failed ? .failed : .receiving
                 report.receivedItems += applied.count

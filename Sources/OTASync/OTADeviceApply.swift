@@ -14,6 +14,8 @@ struct OTADeviceApply: Sendable {
     let itemType: OTAItemType
     let items: [(id: String, item: OTAItem)]
     let anchor: String?
+    /// When the device applies the changes.
+    let now: Date
 
     struct Outcome {
         var count = 0
@@ -22,8 +24,9 @@ struct OTADeviceApply: Sendable {
         var newIDs: [String: String] = [:]
     }
 
-    init(uri: String, sync: ClientDataclass, command: OTACommand) throws(OTAMessageError) {
+    init(uri: String, sync: ClientDataclass, command: OTACommand, now: Date) throws(OTAMessageError) {
         self.uri = uri
+        self.now = now
         mode = sync.mode
         snapshot = sync.snapshot
         dropsRecords = sync.mode == .reset && !sync.droppedForReset
@@ -57,7 +60,7 @@ struct OTADeviceApply: Sendable {
             }
             var luidByUUID: [String: String] = [:]
             for (luid, uuid) in ids where !uuid.isEmpty { luidByUUID[uuid] = luid }
-            let version = RecordVersion(modifiedAt: .now, node: OTADeviceRecords.syncNode)
+            let version = RecordVersion(modifiedAt: now, node: OTADeviceRecords.syncNode)
 
             for (key, item) in items {
                 var luid: String? = ids[key] != nil ? key : luidByUUID[key]

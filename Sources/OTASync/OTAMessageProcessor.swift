@@ -96,7 +96,13 @@ struct OTAMessageProcessor {
             guard let uri = response.uri, dataclasses.contains(uri) else {
                 throw OTAMessageError(OTAResult(.badRequest, "an idmap answers sync-changes of a dataclass synced here", paramName: "uri"))
             }
-            _ = try idMapPairs(idmap)
+            do {
+                _ = try idMapPairs(idmap)
+            } catch {
+                throw OTAMessageError(OTAResult(
+                    .badRequest, "a sync-changes response carries an unreadable idmap: \(error.result.detail ?? "")",
+                    paramName: "idmap", paramKey: error.result.paramKey))
+            }
         }
     }
 

@@ -60,12 +60,15 @@ struct OTAMingler: Sendable {
                 uuid = try await knownID(luid, idMap: idMap, collection: CollectionID(uri), in: tx)
             }
             var item = item
+            var writer = node
             if let container = filter?.defaultContainer, item.operation == .add, item.record?["container"] == nil,
                 item.changes?["container"] == nil
             {
                 if item.record != nil { item.record?["container"] = .string(container) } else { item.changes?["container"] = .string(container) }
+                writer = Self.serverNode  // so that the device's copy gets the container too
             }
-            try await apply(item, luid: luid, uuid: uuid, sync: &sync, idMap: &idMap, conflicts: &conflicts, in: tx)
+            try await apply(
+                item, luid: luid, uuid: uuid, writer: writer, sync: &sync, idMap: &idMap, conflicts: &conflicts, in: tx)
         }
         state.remember(deviceAnchor: sync.nextDeviceAnchor)
         try await tx.setMetadata(state.value, OTADeviceState.key(uri), for: peer)
@@ -84,14 +87,14 @@ struct OTAMingler: Sendable {
     }
 
     private func apply(
-        _ item: OTAItem, luid: String, uuid: String?, sync: inout DataclassSync, idMap: inout OTAIDMap,
+        _ item: OTAItem, luid: String, uuid: String?, writer: PeerID, sync: inout DataclassSync, idMap: inout OTAIDMap,
         conflicts: inout [String: SyncValue], in tx: any StoreTransaction
     ) async throws {
         let collection = CollectionID(sync.uri)
         let current = try await uuid.asyncMap { try await tx.record(RecordKey(collection: collection, id: RecordID($0))) } ?? nil
         let live = current.flatMap { $0.record.isDeleted ? nil : $0 }
         let changedByOthers = live.map { sync.mode != .fast || ($0.position > sync.anchorPosition && $0.record.version.node != node) } ?? false
-        let version = RecordVersion(modifiedAt: now, node: node)
+        let version = RecordVersion(modifiedAt: now, node: writer)
 
         guard item.operation != .delete else {
             guard let live, let uuid else { return }

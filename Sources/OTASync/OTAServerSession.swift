@@ -68,7 +68,7 @@ struct DataclassSync: Sendable {
     var nextDeviceAnchor: String?
     /// The device's items, kept until the mingle.
     var items: [(id: String, item: OTAItem)] = []
-    /// The sync-changes responses answered `S_NotCompleted` in the message being processed.
+    /// The server's changes up to here are sent (the position the next pushed fragment starts after).
     var pushCursor: ChangePosition = .start
     /// Records the device already holds as they are (slow sync): not sent back.
     var unchangedOnDevice: Set<RecordID> = []

@@ -50,7 +50,7 @@ struct OTACommandLineTests {
                 "serve", "--port", "0", "--store", "sqlite:" + folder.appendingPathComponent("server.sqlite").path, "--users", users,
                 "--log-level", "warning",
             ])
-        let banner = try await server.waitForOutputLine { $0.contains("serving on") ? String($0) : nil }
+        let banner = try await server.waitForOutputLine(timeout: .seconds(300)) { $0.contains("serving on") ? String($0) : nil }
         #expect(banner.contains("OTA at /ota"), "\(banner)")
         let url = try #require(banner.split(separator: " ").first { $0.hasPrefix("http://") }.map(String.init), "\(banner)")
 
