@@ -386,25 +386,39 @@ struct OTAMessageProcessor {
 
     // MARK: Push
 
-    /// Adds the server's changes of every pushing dataclass, as much as fits, then their commits.
+    /// Adds the server's changes of every pushing dataclass, then their commits: first every
+    /// dataclass whose changes fit whole (so they commit in this message), then fragments of the
+    /// others, as much as fits.
     private mutating func push() async throws {
-        for uri in session.order {
-            guard let sync = session.syncs[uri], sync.phase == .pushing else { continue }
-            var room = try sizer.room(in: OTAMessage(header: placeholderHeader, body: answer))
-            var done: Bool
-            while true {
-                guard room > 1_024 else { return }
-                let (before, beforeSession) = (answer, session)
-                let pushed = try await append(sync, room: room)
-                done = pushed.done
-                // The sizes are estimates: the message as encoded decides. A single record
-                // larger than the limit still goes, alone.
-                let size = try sizer.bytes(of: OTAMessage(header: placeholderHeader, body: answer))
-                if size <= sizer.limit || pushed.items <= 1 { break }
+        var split: [String] = []
+        for uri in session.order where session.syncs[uri]?.phase == .pushing {
+            let (before, beforeSession) = (answer, session)
+            guard try await appendFitting(uri), session.syncs[uri]?.phase == .committed else {
                 (answer, session) = (before, beforeSession)
-                room -= size - sizer.limit + 1_024
+                split.append(uri)
+                continue
             }
-            if !done { return }
+        }
+        for uri in split {
+            guard try await appendFitting(uri), session.syncs[uri]?.phase == .committed else { return }
+        }
+    }
+
+    /// Appends the next part of a dataclass's changes that fits in the message.
+    /// - Returns: false when no room was left for it.
+    private mutating func appendFitting(_ uri: String) async throws -> Bool {
+        guard let sync = session.syncs[uri] else { return false }
+        var room = try sizer.room(in: OTAMessage(header: placeholderHeader, body: answer))
+        while true {
+            guard room > 1_024 else { return false }
+            let (before, beforeSession) = (answer, session)
+            let pushed = try await append(sync, room: room)
+            // The sizes are estimates: the message as encoded decides. A single record
+            // larger than the limit still goes, alone.
+            let size = try sizer.bytes(of: OTAMessage(header: placeholderHeader, body: answer))
+            if size <= sizer.limit || pushed.items <= 1 { return true }
+            (answer, session) = (before, beforeSession)
+            room -= size - sizer.limit + 1_024
         }
     }
 

@@ -2,6 +2,7 @@ import Foundation
 import OTASync
 import SyncCore
 import SyncTesting
+import SyncXMLPlist
 import Testing
 
 /// The patent's scenarios, in process.
@@ -10,10 +11,10 @@ struct OTAScenarioTests {
     @Test("three dataclasses in parallel; the server resets one and splits its changes across messages")
     func parallelDataclassesWithServerReset() async throws {
         let harness = OTAHarness(maxMessageBytes: 8 * 1024)
-        let traffic = CountingMiddleware()
-        let phone = harness.device("phone", through: harness.loopback.with(traffic), maxMessageBytes: 8 * 1024)
+        let trace = TraceRecorder()
+        let phone = harness.device("phone", through: harness.loopback.with(trace), maxMessageBytes: 8 * 1024)
         let laptop = harness.device("laptop", maxMessageBytes: 8 * 1024)
-        for index in 0..<40 {
+        for index in 0..<16 {
             try await laptop.add(["title": .string("event \(index)"), "notes": .string(String(repeating: "x", count: 200))], in: Dataclass.calendars)
         }
         try await laptop.add(["first name": "Ada"])
@@ -25,15 +26,42 @@ struct OTAScenarioTests {
         try await phone.add(["first name": "Grace"])
         try await harness.server.requestReset(Dataclass.calendars, account: harness.account, device: "phone")
 
-        traffic.reset()
+        trace.reset()
         let report = try await phone.sync()
         #expect(report.modes[Dataclass.calendars] == .reset)
         #expect(report.modes[Dataclass.contacts] == .fast)
         #expect(report.modes[Dataclass.bookmarks] == .fast)
-        // Negotiation failed for calendars in the first round trip, its reset changes took several messages.
-        #expect(traffic.total.requests >= 3)
+
+        // The patent's three round trips.
+        let answers = try trace.exchanges.map { try OTAMessage(XMLPlistCodec().decode($0.response.body)) }
+        #expect(answers.count == 3)
+        guard answers.count == 3 else { return }
+        func statuses(_ message: OTAMessage, _ name: String) -> [String: OTAStatus] {
+            Dictionary(uniqueKeysWithValues: message.responses.filter { $0.name == name }.compactMap { response in
+                response.uri.flatMap { uri in response.status.map { (uri, $0) } }
+            })
+        }
+        // 1: calendars must reset, so its changes are not processed; the others wait for it.
+        #expect(statuses(answers[0], "sync-start") == [
+            Dataclass.contacts: .ok, Dataclass.calendars: .negotiationFailed, Dataclass.bookmarks: .ok,
+        ])
+        #expect(statuses(answers[0], "sync-changes") == [
+            Dataclass.contacts: .notCompleted, Dataclass.calendars: .commandNotProcessed, Dataclass.bookmarks: .notCompleted,
+        ])
+        #expect(answers[0].responses.first { $0.uri == Dataclass.calendars && $0.name == "sync-start" }?.params["anchors"]?["mode"] == "reset")
+        #expect(answers[0].commands.isEmpty && !answers[0].header.isFinal)
+        // 2: all three mingled together; contacts and bookmarks commit, calendars' changes are split.
+        let pushed = answers[1].commands.filter { $0.name == "sync-changes" }
+        #expect(Set(pushed.compactMap(\.uri)) == Set(Dataclass.all))
+        #expect(pushed.first { $0.uri == Dataclass.calendars }?.more == true)
+        #expect(Set(answers[1].commands.filter { $0.name == "sync-commit" }.compactMap(\.uri)) == [Dataclass.contacts, Dataclass.bookmarks])
+        #expect(!answers[1].header.isFinal)
+        // 3: the rest of calendars, its commit, and the end.
+        #expect(answers[2].commands.map(\.name) == ["sync-changes", "sync-commit"])
+        #expect(answers[2].header.isFinal)
+
         #expect(try await phone.contents(Dataclass.calendars) == laptop.contents(Dataclass.calendars))
-        #expect(try await phone.contents(Dataclass.calendars).count == 40)
+        #expect(try await phone.contents(Dataclass.calendars).count == 16)
         #expect(try await harness.serverRecords(Dataclass.contacts).count == 2)
         #expect(try await phone.sync().modes[Dataclass.calendars] == .fast)
     }
