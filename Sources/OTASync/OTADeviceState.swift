@@ -1,3 +1,4 @@
+import Foundation
 import SyncCore
 
 /// What the server keeps about one device and one dataclass between
@@ -19,6 +20,7 @@ struct OTADeviceState: Hashable, Sendable {
     static func key(_ dataclass: String) -> String { "ota.state.\(dataclass)" }
     static func idMapKey(_ dataclass: String) -> String { "ota.idmap.\(dataclass)" }
     static func conflictsKey(_ dataclass: String) -> String { "ota.conflicts.\(dataclass)" }
+    static func mingledKey(_ dataclass: String) -> String { "ota.mingled.\(dataclass)" }
     static let deviceInfoKey = "ota.deviceinfo"
     static func filterKey(_ dataclass: String) -> String { "ota.filter.\(dataclass)" }
 
@@ -83,5 +85,43 @@ struct OTAIDMap: Hashable, Sendable {
 
     mutating func remove(uuid: String) {
         if let luid = luidByUUID.removeValue(forKey: uuid) { uuidByLUID[luid] = nil }
+    }
+}
+
+/// What the last mingle of a device's changes took: the device anchor of its
+/// session and a digest of each item. A session cut between the mingle and
+/// its answer is started again with the same device anchor and sends the same
+/// items again; those whose digest matches were applied already and are
+/// skipped, so they cannot overwrite what another device changed since.
+struct OTAMingled: Sendable {
+    var deviceAnchor: String?
+    var digests: [String: String] = [:]
+
+    init(deviceAnchor: String?, digests: [String: String]) {
+        self.deviceAnchor = deviceAnchor
+        self.digests = digests
+    }
+
+    init(_ value: SyncValue?) {
+        deviceAnchor = value?["deviceAnchor"]?.stringValue
+        digests = value?["digests"]?.dictionaryValue?.compactMapValues(\.stringValue) ?? [:]
+    }
+
+    var value: SyncValue {
+        var value: SyncValue = ["digests": .dictionary(digests.mapValues(SyncValue.string))]
+        if let deviceAnchor, case .dictionary(var fields) = value {
+            fields["deviceAnchor"] = .string(deviceAnchor)
+            value = .dictionary(fields)
+        }
+        return value
+    }
+
+    /// A digest of an item that is the same in every process (FNV-1a over its stored form).
+    static func digest(_ item: OTAItem) throws -> String {
+        var hash: UInt64 = 0xcbf2_9ce4_8422_2325
+        for byte in try StoredValueFormat.encode(item.value) {
+            hash = (hash ^ UInt64(byte)) &* 0x100_0000_01b3
+        }
+        return String(hash, radix: 16)
     }
 }

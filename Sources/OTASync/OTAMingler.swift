@@ -51,7 +51,13 @@ struct OTAMingler: Sendable {
             state.requestedMode = nil
             conflicts = [:]
         }
+        let previous = OTAMingled(try await tx.metadata(OTADeviceState.mingledKey(uri), for: peer))
+        let sentAgain = sync.mode == .fast && sync.nextDeviceAnchor != nil && previous.deviceAnchor == sync.nextDeviceAnchor
+        var digests: [String: String] = [:]
         for (luid, item) in sync.items {
+            let digest = try OTAMingled.digest(item)
+            digests[luid] = digest
+            if sentAgain, previous.digests[luid] == digest { continue }  // applied by the mingle of a cut session
             let uuid: String?
             if var current = matcher {
                 uuid = try await current.match(luid: luid, item: item, in: tx)
@@ -70,6 +76,8 @@ struct OTAMingler: Sendable {
             try await apply(
                 item, luid: luid, uuid: uuid, writer: writer, sync: &sync, idMap: &idMap, conflicts: &conflicts, in: tx)
         }
+        try await tx.setMetadata(
+            OTAMingled(deviceAnchor: sync.nextDeviceAnchor, digests: digests).value, OTADeviceState.mingledKey(uri), for: peer)
         state.remember(deviceAnchor: sync.nextDeviceAnchor)
         try await tx.setMetadata(state.value, OTADeviceState.key(uri), for: peer)
         try await tx.setMetadata(idMap.value, OTADeviceState.idMapKey(uri), for: peer)

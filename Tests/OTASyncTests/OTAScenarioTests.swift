@@ -239,3 +239,37 @@ struct OTAFilterTests {
         }
     }
 }
+
+@Suite("OTA changes sent again")
+struct OTASentAgainTests {
+    @Test("a change sent again after a cut between the mingle and its answer does not overwrite a newer change")
+    func sentAgainAfterCut() async throws {
+        let harness = OTAHarness()
+        let phoneStore = MemoryStore()
+        let phone = harness.device("phone", store: phoneStore)
+        let laptop = harness.device("laptop")
+        let luid = try await phone.add(["first name": "Ada"])
+        try await phone.sync()
+        try await laptop.sync()
+
+        try await phone.records.save(dataclass: Dataclass.contacts, luid: luid, entity: Dataclass.contact, fields: ["first name": "Ada (phone)"])
+        let faults = FaultInjectingMiddleware(plan: .scripted([.cutAfterProcessing]))
+        let cut = harness.device("phone", through: harness.loopback.with(faults), store: phoneStore, retries: 0)
+        await #expect(throws: TransportError.self) { try await cut.sync() }
+        #expect(try await harness.serverRecords(Dataclass.contacts).map(\.fields) == [["first name": "Ada (phone)"]])
+
+        let laptopID = try #require(try await laptop.records.records(dataclass: Dataclass.contacts).keys.first)
+        try await laptop.records.save(dataclass: Dataclass.contacts, luid: laptopID, entity: Dataclass.contact, fields: ["first name": "Ada (laptop)"])
+        try await laptop.sync()
+
+        let resumed = try await phone.sync()
+        #expect(resumed.modes[Dataclass.contacts] == .fast)
+        #expect(try await harness.serverRecords(Dataclass.contacts).map(\.fields) == [["first name": "Ada (laptop)"]])
+        #expect(try await phone.records.records(dataclass: Dataclass.contacts)[luid]?.fields == ["first name": "Ada (laptop)"])
+
+        // A new edit on the phone after that still travels.
+        try await phone.records.save(dataclass: Dataclass.contacts, luid: luid, entity: Dataclass.contact, fields: ["first name": "Ada (phone, later)"])
+        try await phone.sync()
+        #expect(try await harness.serverRecords(Dataclass.contacts).map(\.fields) == [["first name": "Ada (phone, later)"]])
+    }
+}
