@@ -129,8 +129,8 @@ struct OTAMessageProcessor {
         case "get", "put", "delete": return try await primitive(command)
         case "sync-start": return try await start(command)
         case "sync-changes": return try await changes(command)
-        case "sync-commit": return commit(command)
-        case "sync-cancel": return cancel(command)
+        case "sync-commit": return try commit(command)
+        case "sync-cancel": return try cancel(command)
         default:
             let result = OTAResult(.unknownCommand, "unknown command '\(command.name)'")
             respond(to: command, result)
@@ -331,8 +331,9 @@ struct OTAMessageProcessor {
 
     // MARK: sync-commit, sync-cancel
 
-    private mutating func commit(_ command: OTACommand) -> OTAResult {
-        guard let uri = command.uri, let sync = session.syncs[uri], sync.phase == .committed else {
+    private mutating func commit(_ command: OTACommand) throws(OTAMessageError) -> OTAResult {
+        let uri = try dataclass(command)
+        guard let sync = session.syncs[uri], sync.phase == .committed else {
             let result = OTAResult(.stateError, "sync-commit before the server's commit", paramName: "uri")
             respond(to: command, result)
             return result
@@ -341,8 +342,9 @@ struct OTAMessageProcessor {
         return .ok
     }
 
-    private mutating func cancel(_ command: OTACommand) -> OTAResult {
-        guard let uri = command.uri, var sync = session.syncs[uri], sync.phase != .committed else {
+    private mutating func cancel(_ command: OTACommand) throws(OTAMessageError) -> OTAResult {
+        let uri = try dataclass(command)
+        guard var sync = session.syncs[uri], sync.phase != .committed else {
             let result = OTAResult(.stateError, "nothing to cancel", paramName: "uri")
             respond(to: command, result)
             return result
@@ -371,7 +373,10 @@ struct OTAMessageProcessor {
             session.syncs[sync.uri] = sync
         }
         for waiting in waitingResponses {
-            guard case .response(var response) = answer[waiting.index], let sync = session.syncs[waiting.uri] else { continue }
+            // A dataclass canceled after its changes was not mingled: its answer stays S_NotCompleted.
+            guard case .response(var response) = answer[waiting.index], let sync = session.syncs[waiting.uri],
+                sync.phase == .pushing
+            else { continue }
             response.results = [.ok]
             response.params["anchors"] = OTAAnchors(mode: sync.mode, nextServerAnchor: anchor(sync, at: sync.anchorPosition)).value
             answer[waiting.index] = .response(response)
