@@ -52,6 +52,30 @@ struct OTAHTTPTests {
         }
     }
 
+    @Test("plists travel as the patent's media types over HTTP, the other codecs as their own", arguments: TestCodec.allCases)
+    func mediaTypes(codec: TestCodec) async throws {
+        let harness = OTAHarness()
+        try await Self.withServer(harness) { transport in
+            let trace = TraceRecorder()
+            let phone = harness.device("phone", codec: codec, through: transport.with(trace))
+            try await phone.add(["first name": "Ada"])
+            try await phone.sync()
+            let expected = switch codec {
+            case .xmlPlist: "text/xml"
+            case .binaryPlist: "application/octet-stream"
+            case .json: "application/json"
+            case .msgpack: "application/x-msgpack"
+            }
+            #expect(!trace.exchanges.isEmpty)
+            for exchange in trace.exchanges {
+                #expect(exchange.request.contentType == expected)
+                #expect(exchange.response.contentType?.hasPrefix(expected) == true)
+                #expect(exchange.response.session != nil)
+            }
+            #expect(try await harness.serverRecords(Dataclass.contacts).count == 1)
+        }
+    }
+
     @Test("a slow sync of 10,000 records under a 256 KB message limit converges; the next fast sync sends only the changes")
     func slowSyncOfTenThousandRecords() async throws {
         let limit = 256 * 1024
