@@ -32,6 +32,11 @@ public struct OTAClient: Sendable {
     public let dataclasses: [String]
     /// Where the server is mounted.
     public let path: String
+    /// Whether a fast sync sends whole records (RLD) or only the fields that
+    /// changed since the server last had them (FLD). FLD keeps a copy of what
+    /// the server holds of each record, in the collection `ota-synced:<dataclass>`
+    /// of the device's store. A slow sync always sends whole records.
+    public let itemType: OTAItemType
     /// The largest message the device sends.
     public let maxMessageBytes: Int
     /// What the device answers the server's `get deviceinfo` with.
@@ -45,7 +50,7 @@ public struct OTAClient: Sendable {
     /// Makes a client.
     public init(
         records: OTADeviceRecords, deviceID: String, transport: any SyncClientTransport, codec: any SyncCodec,
-        dataclasses: [String], path: String = "/ota", maxMessageBytes: Int = 1 << 20,
+        dataclasses: [String], path: String = "/ota", itemType: OTAItemType = .records, maxMessageBytes: Int = 1 << 20,
         deviceInfo: [String: SyncValue] = ["model": "Anchorage", "software": .string(AnchorageVersion.current)],
         defersIDMap: Bool = true, retries: Int = 3
     ) {
@@ -55,6 +60,7 @@ public struct OTAClient: Sendable {
         self.codec = codec
         self.dataclasses = dataclasses
         self.path = path
+        self.itemType = itemType
         self.maxMessageBytes = max(4_096, maxMessageBytes)
         self.deviceInfo = deviceInfo
         self.defersIDMap = defersIDMap

@@ -83,12 +83,16 @@ struct OTAClientSession {
         sync.snapshot = snapshot
         sync.pendingIDMap = pending
         sync.outgoing = []
+        sync.sentRecords = [:]
+        sync.itemType = mode == .fast ? client.itemType : .records
+        let keepsSynced = client.itemType == .changes
         switch mode {
         case .reset:
             break
         case .slow:
             for (luid, record) in try await client.records.records(dataclass: uri).sorted(by: { $0.key < $1.key }) {
                 sync.outgoing.append((luid, record.item(.add)))
+                if keepsSynced { sync.sentRecords[luid] = record }
             }
         case .fast:
             var after = sent
@@ -100,8 +104,18 @@ struct OTAClientSession {
                         // Sent even when the server may never have seen the record: a delete of an unknown id is a no-op there,
                         // and a record whose add reached the mingle but not its answer must not survive on the server.
                         sync.outgoing.append((luid, .delete()))
+                        if keepsSynced { sync.sentRecords[luid] = .some(nil) }
                     } else {
-                        sync.outgoing.append((luid, try OTARecord(stored.record).item(ids[luid] == nil ? .add : .modify)))
+                        let record = try OTARecord(stored.record)
+                        let operation: OTAItemOperation = ids[luid] == nil ? .add : .modify
+                        if sync.itemType == .changes {
+                            let synced = try await store.transaction { tx in try await OTAClientState.synced(luid, uri, in: tx) }
+                            guard let item = Self.fieldChanges(from: synced, to: record, operation) else { continue }
+                            sync.outgoing.append((luid, item))
+                        } else {
+                            sync.outgoing.append((luid, record.item(operation)))
+                        }
+                        if keepsSynced { sync.sentRecords[luid] = record }
                     }
                 }
                 after = page.lastPosition
@@ -110,6 +124,18 @@ struct OTAClientSession {
         }
         sync.sentLUIDs = sync.outgoing.map(\.id)
         syncs[uri] = sync
+    }
+
+    /// The FLD item that turns what the server holds (`synced`) into `record`: the changed fields
+    /// and the removed ones; every field when the server holds nothing yet; nil when nothing changed.
+    static func fieldChanges(from synced: OTARecord?, to record: OTARecord, _ operation: OTAItemOperation) -> OTAItem? {
+        guard let synced, synced.entity == record.entity else {
+            return OTAItem(operation: operation, entity: record.entity, changes: record.fields, removed: [])
+        }
+        let changes = record.fields.filter { synced.fields[$0.key] != $0.value }
+        let removed = synced.fields.keys.filter { record.fields[$0] == nil }.sorted()
+        guard !changes.isEmpty || !removed.isEmpty else { return nil }
+        return OTAItem(operation: .modify, entity: record.entity, changes: changes, removed: removed)
     }
 
     // MARK: Building and sending messages
@@ -155,7 +181,7 @@ struct OTAClientSession {
                 used += bytes
                 taken += 1
             }
-            var params: [String: SyncValue] = ["uri": .string(uri), "itemtype": "records"]
+            var params: [String: SyncValue] = ["uri": .string(uri), "itemtype": .string(sync.itemType.rawValue)]
             if !sync.pendingIDMap.isEmpty { params["idmap"] = .dictionary(sync.pendingIDMap) }
             // The sizes are estimates: the message as encoded decides. A single record larger than the limit still goes, alone.
             var command: OTACommand
@@ -270,9 +296,10 @@ struct OTAClientSession {
 
     /// The mingle checkpoint: the device's changes up to the session's snapshot are on the server.
     private func markMingled(_ sync: inout ClientDataclass, serverAnchor: String?) async throws {
-        let (uri, snapshot, sent, mode) = (sync.uri, sync.snapshot, sync.sentLUIDs, sync.mode)
+        let (uri, snapshot, sent, mode, sentRecords) = (sync.uri, sync.snapshot, sync.sentLUIDs, sync.mode, sync.sentRecords)
         try await store.transaction { tx in
             try await OTAClientState.setSentPosition(snapshot, uri, in: tx)
+            for (luid, record) in sentRecords { try await OTAClientState.setSynced(record, luid, uri, in: tx) }
             var ids = mode == .fast ? try await OTAClientState.ids(uri, in: tx) : [:]
             for luid in sent where ids[luid] == nil { ids[luid] = "" }
             try await OTAClientState.setIDs(ids, uri, in: tx)
@@ -300,7 +327,8 @@ struct OTAClientSession {
                 return
             }
             do {
-                let apply = try OTADeviceApply(uri: uri, sync: sync, command: command, now: client.records.clock.now())
+                let apply = try OTADeviceApply(
+                    uri: uri, sync: sync, command: command, now: client.records.clock.now(), keepsSynced: client.itemType == .changes)
                 if !sync.mingled {
                     // The server pushes only after its mingle: the device's changes are in.
                     try await markMingled(&sync, serverAnchor: nil)
@@ -358,6 +386,10 @@ struct ClientDataclass {
     var outgoing: [(id: String, item: OTAItem)] = []
     /// Every device id the session sends.
     var sentLUIDs: [String] = []
+    /// FLD: what the server will hold of each record sent once it is mingled (nil: deleted).
+    var sentRecords: [String: OTARecord?] = [:]
+    /// Whole records or changed fields, for this session's mode.
+    var itemType: OTAItemType = .records
     var pendingIDMap: [String: SyncValue] = [:]
     var changesSequence = 0
     var renegotiations = 0

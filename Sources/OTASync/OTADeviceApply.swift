@@ -16,6 +16,8 @@ struct OTADeviceApply: Sendable {
     let anchor: String?
     /// When the device applies the changes.
     let now: Date
+    /// FLD: whether to remember what the server holds of each record.
+    let keepsSynced: Bool
 
     struct Outcome {
         var count = 0
@@ -24,9 +26,10 @@ struct OTADeviceApply: Sendable {
         var newIDs: [String: String] = [:]
     }
 
-    init(uri: String, sync: ClientDataclass, command: OTACommand, now: Date) throws(OTAMessageError) {
+    init(uri: String, sync: ClientDataclass, command: OTACommand, now: Date, keepsSynced: Bool) throws(OTAMessageError) {
         self.uri = uri
         self.now = now
+        self.keepsSynced = keepsSynced
         mode = sync.mode
         snapshot = sync.snapshot
         dropsRecords = sync.mode == .reset && !sync.droppedForReset
@@ -54,6 +57,7 @@ struct OTADeviceApply: Sendable {
             var conflicts = try await OTAClientState.conflicts(uri, in: tx)
             if dropsRecords {
                 try await dropAll(collection, in: tx)
+                try await dropAll(OTAClientState.syncedCollection(uri), in: tx)
                 ids = [:]
                 pending = [:]
                 conflicts = [:]
@@ -66,14 +70,24 @@ struct OTADeviceApply: Sendable {
                 var luid: String? = ids[key] != nil ? key : luidByUUID[key]
                 if luid == nil, try await tx.record(RecordKey(collection: collection, id: RecordID(key))) != nil { luid = key }
                 let current = try await luid.asyncMap { try await tx.record(RecordKey(collection: collection, id: RecordID($0))) } ?? nil
-                if let current, current.position > snapshot, current.record.version.node == OTADeviceRecords.localNode {
-                    continue  // changed on the device during this session: it goes to the server next time
+                if let current, let luid, current.position > snapshot, current.record.version.node == OTADeviceRecords.localNode {
+                    // Changed on the device during this session: it goes to the server next time,
+                    // as a change from what the server now holds.
+                    if keepsSynced {
+                        let synced = try await OTAClientState.synced(luid, uri, in: tx)
+                        let held = item.operation == .delete
+                            ? nil
+                            : OTARecord(entity: item.entity ?? synced?.entity ?? "record", fields: item.applied(to: synced?.fields ?? [:]))
+                        try await OTAClientState.setSynced(held, luid, uri, in: tx)
+                    }
+                    continue
                 }
                 outcome.count += 1
                 switch item.operation {
                 case .delete:
                     guard let luid, let current, !current.record.isDeleted else { continue }
                     try await tx.put(current.record.tombstone(version: version))
+                    if keepsSynced { try await OTAClientState.setSynced(nil, luid, uri, in: tx) }
                     ids[luid] = nil
                     conflicts[luid] = nil
                 case .add, .modify:
@@ -93,6 +107,7 @@ struct OTADeviceApply: Sendable {
                     try await tx.put(
                         SyncRecord(
                             collection: collection, id: RecordID(id), fields: record.storedFields, isDeleted: false, version: version))
+                    if keepsSynced { try await OTAClientState.setSynced(record, id, uri, in: tx) }
                     if let conflict = item.conflict {
                         conflicts[id] = conflict
                         outcome.conflicts += 1

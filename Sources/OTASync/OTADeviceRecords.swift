@@ -171,6 +171,30 @@ enum OTAClientState {
         try await tx.setMetadata(map.isEmpty ? nil : .dictionary(map), "ota.pending-idmap.\(dataclass)", for: peer)
     }
 
+    /// Where FLD keeps what the server holds of each record (by LUID).
+    static func syncedCollection(_ dataclass: String) -> CollectionID { CollectionID("ota-synced:\(dataclass)") }
+
+    /// What the server holds of a record, as the device last learned it (FLD only).
+    static func synced(_ luid: String, _ dataclass: String, in tx: any StoreTransaction) async throws -> OTARecord? {
+        guard let stored = try await tx.record(RecordKey(collection: syncedCollection(dataclass), id: RecordID(luid))),
+            !stored.record.isDeleted
+        else { return nil }
+        return try OTARecord(stored.record)
+    }
+
+    /// Remembers what the server holds of a record (nil: nothing).
+    static func setSynced(_ record: OTARecord?, _ luid: String, _ dataclass: String, in tx: any StoreTransaction) async throws {
+        let key = RecordKey(collection: syncedCollection(dataclass), id: RecordID(luid))
+        guard let record else {
+            if try await tx.record(key) != nil { try await tx.purge(key) }
+            return
+        }
+        try await tx.put(
+            SyncRecord(
+                collection: key.collection, id: key.id, fields: record.storedFields, isDeleted: false,
+                version: RecordVersion(modifiedAt: Date(timeIntervalSince1970: 0), node: OTADeviceRecords.syncNode)))
+    }
+
     static func conflicts(_ dataclass: String, in tx: any StoreTransaction) async throws -> [String: [String: SyncValue]] {
         try await tx.metadata("ota.conflicts.\(dataclass)", for: peer)?.dictionaryValue?.compactMapValues(\.dictionaryValue) ?? [:]
     }

@@ -25,7 +25,8 @@ struct OTAFaultTests {
         let devices = (0..<3).map { index in
             harness.device(
                 "device-\(index)", codec: TestCodec.allCases[index % TestCodec.allCases.count],
-                through: harness.loopback.with(faults), maxMessageBytes: 16 * 1024, retries: 1)
+                through: harness.loopback.with(faults), maxMessageBytes: 16 * 1024, retries: 1,
+                itemType: index == 1 ? .changes : .records)
         }
         // A request held for reordering waits for a later one; at the end of a round there may be none.
         let releaser = Task {

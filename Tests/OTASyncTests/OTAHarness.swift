@@ -56,14 +56,16 @@ struct OTAHarness: Sendable {
     /// A device with its own memory store.
     func device(
         _ id: String, codec: TestCodec = .xmlPlist, through transport: (any SyncClientTransport)? = nil,
-        store: any SyncStore = MemoryStore(), maxMessageBytes: Int = 1 << 20, defersIDMap: Bool = true, retries: Int = 3
+        store: any SyncStore = MemoryStore(), maxMessageBytes: Int = 1 << 20, defersIDMap: Bool = true, retries: Int = 3,
+        itemType: OTAItemType = .records
     ) -> Device {
         let records = OTADeviceRecords(store: store, account: account)
         return Device(
             records: records,
             client: OTAClient(
                 records: records, deviceID: id, transport: transport ?? loopback, codec: codec.codec,
-                dataclasses: Dataclass.all, maxMessageBytes: maxMessageBytes, defersIDMap: defersIDMap, retries: retries))
+                dataclasses: Dataclass.all, itemType: itemType, maxMessageBytes: maxMessageBytes, defersIDMap: defersIDMap,
+                retries: retries))
     }
 
     /// The server's live records of a dataclass, by content.

@@ -273,3 +273,49 @@ struct OTASentAgainTests {
         #expect(try await harness.serverRecords(Dataclass.contacts).map(\.fields) == [["first name": "Ada (phone, later)"]])
     }
 }
+
+@Suite("OTA field-level changes from a device")
+struct OTADeviceFieldLevelTests {
+    @Test("a device set to FLD sends only the fields it changed and those it cleared; the photo stays home", arguments: TestCodec.allCases)
+    func deviceSendsFieldChanges(codec: TestCodec) async throws {
+        let harness = OTAHarness()
+        let trace = TraceRecorder()
+        let photo = SyncValue.data(Array(repeating: 0xAB, count: 40_000))
+        let phone = harness.device("phone", codec: codec, through: harness.loopback.with(trace), itemType: .changes)
+        let laptop = harness.device("laptop", codec: codec, itemType: .changes)
+        let luid = try await phone.add(["first name": "Ada", "city": "London", "photo": photo])
+        try await phone.sync()
+        try await laptop.sync()
+
+        try await phone.records.save(
+            dataclass: Dataclass.contacts, luid: luid, entity: Dataclass.contact, fields: ["first name": "Ada L.", "photo": photo])
+        trace.reset()
+        let report = try await phone.sync()
+        #expect(report.sentItems == 1)
+        let request = try #require(trace.exchanges.first?.request)
+        #expect(request.body.count < 4_000)
+        let sent = try OTAMessage(codec.codec.decode(request.body)).commands.first { $0.name == "sync-changes" }
+        #expect(sent?.params["itemtype"] == "changes")
+        let item = try #require(sent?.params["items"]?[luid])
+        #expect(item["changes"] == ["first name": "Ada L."])
+        #expect(item["removed"] == ["city"])
+
+        // JSON carries data as base64 text.
+        let expectedPhoto: SyncValue = codec == .json ? .string(Data(Array(repeating: 0xAB, count: 40_000)).base64EncodedString()) : photo
+        #expect(try await harness.serverRecords(Dataclass.contacts).map(\.fields) == [["first name": "Ada L.", "photo": expectedPhoto]])
+        try await laptop.sync()
+        #expect(try await laptop.contents().map(\.fields) == [["first name": "Ada L.", "photo": expectedPhoto]])
+
+        // The laptop's own field change comes back to the phone, and an unchanged save sends nothing.
+        let laptopID = try #require(try await laptop.records.records(dataclass: Dataclass.contacts).keys.first)
+        try await laptop.records.save(
+            dataclass: Dataclass.contacts, luid: laptopID, entity: Dataclass.contact,
+            fields: ["first name": "Ada L.", "photo": expectedPhoto, "city": "Paris"])
+        try await laptop.sync()
+        try await phone.sync()
+        #expect(try await phone.records.records(dataclass: Dataclass.contacts)[luid]?.fields["city"] == "Paris")
+        let current = try #require(try await phone.records.records(dataclass: Dataclass.contacts)[luid])
+        try await phone.records.save(dataclass: Dataclass.contacts, luid: luid, entity: current.entity, fields: current.fields)
+        #expect(try await phone.sync().sentItems == 0)
+    }
+}
