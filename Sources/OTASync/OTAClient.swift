@@ -37,6 +37,10 @@ public struct OTAClient: Sendable {
     /// the server holds of each record, in the collection `ota-synced:<dataclass>`
     /// of the device's store. A slow sync always sends whole records.
     public let itemType: OTAItemType
+    /// Which way each dataclass syncs; two-way for one not named. A `to_device`
+    /// dataclass sends nothing (the device's edits wait for a two-way sync); a
+    /// `to_server` one receives nothing.
+    public let directions: [String: OTADirection]
     /// The largest message the device sends.
     public let maxMessageBytes: Int
     /// What the device answers the server's `get deviceinfo` with.
@@ -50,7 +54,8 @@ public struct OTAClient: Sendable {
     /// Makes a client.
     public init(
         records: OTADeviceRecords, deviceID: String, transport: any SyncClientTransport, codec: any SyncCodec,
-        dataclasses: [String], path: String = "/ota", itemType: OTAItemType = .records, maxMessageBytes: Int = 1 << 20,
+        dataclasses: [String], path: String = "/ota", itemType: OTAItemType = .records, directions: [String: OTADirection] = [:],
+        maxMessageBytes: Int = 1 << 20,
         deviceInfo: [String: SyncValue] = ["model": "Anchorage", "software": .string(AnchorageVersion.current)],
         defersIDMap: Bool = true, retries: Int = 3
     ) {
@@ -61,6 +66,7 @@ public struct OTAClient: Sendable {
         self.dataclasses = dataclasses
         self.path = path
         self.itemType = itemType
+        self.directions = directions
         self.maxMessageBytes = max(4_096, maxMessageBytes)
         self.deviceInfo = deviceInfo
         self.defersIDMap = defersIDMap

@@ -86,9 +86,12 @@ struct OTAClientSession {
         sync.sentRecords = [:]
         sync.itemType = mode == .fast ? client.itemType : .records
         let keepsSynced = client.itemType == .changes
+        sync.direction = client.directions[uri] ?? .twoWay
         switch mode {
         case .reset:
             break
+        case _ where sync.direction == .toDevice:
+            break  // the device's edits wait for a sync that sends them
         case .slow:
             for (luid, record) in try await client.records.records(dataclass: uri).sorted(by: { $0.key < $1.key }) {
                 sync.outgoing.append((luid, record.item(.add)))
@@ -157,7 +160,7 @@ struct OTAClientSession {
                 }
                 let serverAnchor = try await store.transaction { tx in try await OTAClientState.serverAnchor(uri, in: tx) }
                 let anchors = OTAAnchors(
-                    mode: sync.mode, direction: .twoWay,
+                    mode: sync.mode, direction: sync.direction,
                     lastDeviceAnchor: deviceAnchor.count > 0 ? "\(deviceAnchor.generation).\(deviceAnchor.count)" : nil,
                     nextDeviceAnchor: "\(deviceAnchor.generation).\(deviceAnchor.count + 1)",
                     lastServerAnchor: sync.mode == .fast ? serverAnchor : nil)
@@ -297,8 +300,9 @@ struct OTAClientSession {
     /// The mingle checkpoint: the device's changes up to the session's snapshot are on the server.
     private func markMingled(_ sync: inout ClientDataclass, serverAnchor: String?) async throws {
         let (uri, snapshot, sent, mode, sentRecords) = (sync.uri, sync.snapshot, sync.sentLUIDs, sync.mode, sync.sentRecords)
+        let sentAll = sync.direction != .toDevice
         try await store.transaction { tx in
-            try await OTAClientState.setSentPosition(snapshot, uri, in: tx)
+            if sentAll { try await OTAClientState.setSentPosition(snapshot, uri, in: tx) }
             for (luid, record) in sentRecords { try await OTAClientState.setSynced(record, luid, uri, in: tx) }
             var ids = mode == .fast ? try await OTAClientState.ids(uri, in: tx) : [:]
             for luid in sent where ids[luid] == nil { ids[luid] = "" }
@@ -390,6 +394,8 @@ struct ClientDataclass {
     var sentRecords: [String: OTARecord?] = [:]
     /// Whole records or changed fields, for this session's mode.
     var itemType: OTAItemType = .records
+    /// Which way this dataclass syncs.
+    var direction: OTADirection = .twoWay
     var pendingIDMap: [String: SyncValue] = [:]
     var changesSequence = 0
     var renegotiations = 0

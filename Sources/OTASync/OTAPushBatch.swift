@@ -17,7 +17,8 @@ struct OTAPushBatch {
         now: Date
     ) async throws -> OTAPushBatch {
         let latest = try await store.latestPosition()
-        guard sync.direction != .toServer else { return OTAPushBatch(cursor: max(latest, sync.pushCursor), hasMore: false) }
+        // Nothing goes to the device: its anchor stays where it was, so a later two-way sync sends what it missed.
+        guard sync.direction != .toServer else { return OTAPushBatch(cursor: sync.pushCursor, hasMore: false) }
         let uri = sync.uri
         let (idMap, conflicts, filterValue) = try await store.transaction { tx in
             (

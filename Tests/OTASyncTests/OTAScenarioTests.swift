@@ -319,3 +319,45 @@ struct OTADeviceFieldLevelTests {
         #expect(try await phone.sync().sentItems == 0)
     }
 }
+
+@Suite("OTA directions")
+struct OTADirectionTests {
+    @Test("a to_device dataclass only receives and keeps its edits for later; a to_server one only sends")
+    func directions() async throws {
+        let harness = OTAHarness()
+        let laptop = harness.device("laptop")
+        try await laptop.add(["first name": "Ada"])
+        try await laptop.sync()
+
+        let kioskStore = MemoryStore()
+        let kioskRecords = OTADeviceRecords(store: kioskStore, account: harness.account)
+        func kiosk(_ direction: OTADirection) -> OTAClient {
+            OTAClient(
+                records: kioskRecords, deviceID: "kiosk", transport: harness.loopback, codec: XMLPlistCodec(),
+                dataclasses: [Dataclass.contacts], directions: [Dataclass.contacts: direction])
+        }
+        try await kioskRecords.save(dataclass: Dataclass.contacts, entity: Dataclass.contact, fields: ["first name": "Kiosk"])
+        let received = try await kiosk(.toDevice).sync()
+        #expect(received.sentItems == 0)
+        #expect(try await kioskRecords.records(dataclass: Dataclass.contacts).count == 2)
+        #expect(try await harness.serverRecords(Dataclass.contacts).count == 1)
+
+        // Two-way later: the edit kept on the kiosk goes up.
+        try await kiosk(.twoWay).sync()
+        #expect(try await harness.serverRecords(Dataclass.contacts).count == 2)
+
+        try await laptop.add(["first name": "Grace"])
+        try await laptop.sync()
+        try await kioskRecords.save(dataclass: Dataclass.contacts, entity: Dataclass.contact, fields: ["first name": "Kiosk 2"])
+        let sent = try await kiosk(.toServer).sync()
+        #expect(sent.sentItems == 1)
+        #expect(sent.receivedItems == 0)
+        #expect(try await harness.serverRecords(Dataclass.contacts).count == 4)
+        #expect(try await kioskRecords.records(dataclass: Dataclass.contacts).count == 3)
+
+        // What the kiosk did not receive then comes with the next two-way sync.
+        let caughtUp = try await kiosk(.twoWay).sync()
+        #expect(caughtUp.receivedItems == 1)
+        #expect(try await kioskRecords.records(dataclass: Dataclass.contacts).count == 4)
+    }
+}
