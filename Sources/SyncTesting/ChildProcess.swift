@@ -144,7 +144,9 @@ public enum ChildProcess {
             timeout: Duration = .seconds(60), _ match: (Substring) -> T?
         ) async throws -> T {
             let deadline = ContinuousClock.now + timeout
-            while ContinuousClock.now < deadline {
+            while true {
+                // The output is read before the deadline is checked: a task that was not scheduled
+                // for a while (a busy machine) still sees a line printed in the meantime.
                 let text = String(decoding: standardOutput, as: UTF8.self)
                 for line in text.split(separator: "\n") {
                     if let found = match(line) { return found }
@@ -154,9 +156,13 @@ public enum ChildProcess {
                         description: "\(program) exited before printing the expected line; it printed: "
                             + text + String(decoding: standardError, as: UTF8.self))
                 }
+                guard ContinuousClock.now < deadline else {
+                    throw LaunchError(
+                        description: "\(program) did not print the expected line within \(timeout); it printed: "
+                            + text + String(decoding: standardError, as: UTF8.self))
+                }
                 try await Task.sleep(for: .milliseconds(50))
             }
-            throw LaunchError(description: "\(program) did not print the expected line within \(timeout)")
         }
 
         /// Sends `SIGTERM`, waits for the program to exit and returns its status.
