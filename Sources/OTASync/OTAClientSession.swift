@@ -32,7 +32,7 @@ struct OTAClientSession {
             try await process(reply)
             let moreToSend = syncs.values.contains { $0.phase == .needsStart || $0.phase == .sending }
             if reply.header.isFinal && !moreToSend {
-                if mustAnswer || (!client.defersIDMap && !idMapsInFlightPending.isEmpty) {
+                if mustAnswer || (!client.defersIDMap && !idMapsInFlight.isEmpty) {
                     let last = try await nextMessage()
                     let answer = try await send(last)
                     try await process(answer)
@@ -60,9 +60,6 @@ struct OTAClientSession {
         }
         guard result.status.isSuccess else { throw OTAClientError(result) }
     }
-
-    /// Id maps answered in this session and not yet known to have reached the server.
-    private var idMapsInFlightPending: [String] { responses.isEmpty ? [] : idMapsInFlight.keys.sorted() }
 
     // MARK: Preparing a dataclass
 
@@ -153,12 +150,11 @@ struct OTAClientSession {
         for uri in client.dataclasses {
             guard var sync = syncs[uri] else { continue }
             if sync.phase == .needsStart {
-                let deviceAnchor = try await store.transaction { tx in
+                let (deviceAnchor, serverAnchor) = try await store.transaction { tx in
                     let anchor = try await OTAClientState.deviceAnchor(uri, in: tx)
                     if anchor.count == 0 { try await OTAClientState.setDeviceAnchor(anchor, uri, in: tx) }
-                    return anchor
+                    return (anchor, try await OTAClientState.serverAnchor(uri, in: tx))
                 }
-                let serverAnchor = try await store.transaction { tx in try await OTAClientState.serverAnchor(uri, in: tx) }
                 let anchors = OTAAnchors(
                     mode: sync.mode, direction: sync.direction,
                     lastDeviceAnchor: deviceAnchor.count > 0 ? "\(deviceAnchor.generation).\(deviceAnchor.count)" : nil,

@@ -13,6 +13,8 @@ struct OTAMessageProcessor {
     private var answer: [OTABodyEntry] = []
     /// sync-changes responses (by body index and dataclass) that say `S_NotCompleted` until the mingle.
     private var waitingResponses: [(index: Int, uri: String)] = []
+    /// What the push knows of the device, per dataclass, read once for this message.
+    private var deviceViews: [String: OTAPushBatch.DeviceView] = [:]
 
     init(server: OTAServer, session: OTAServerSession, sizer: OTAMessageSizer) {
         self.server = server
@@ -417,22 +419,30 @@ struct OTAMessageProcessor {
         while true {
             guard room > 1_024 else { return false }
             let (before, beforeSession) = (answer, session)
-            let pushed = try await append(sync, room: room)
+            let items = try await append(sync, room: room)
             // The sizes are estimates: the message as encoded decides. A single record
             // larger than the limit still goes, alone.
             let size = try sizer.bytes(of: OTAMessage(header: placeholderHeader, body: answer))
-            if size <= sizer.limit || pushed.items <= 1 { return true }
+            if size <= sizer.limit || items <= 1 { return true }
             (answer, session) = (before, beforeSession)
             room -= size - sizer.limit + 1_024
         }
     }
 
     /// Appends the next `sync-changes` of `sync` (and its `sync-commit` when it is the last).
-    private mutating func append(_ sync: DataclassSync, room: Int) async throws -> (done: Bool, items: Int) {
+    /// - Returns: how many items it carries.
+    private mutating func append(_ sync: DataclassSync, room: Int) async throws -> Int {
         var sync = sync
         let uri = sync.uri
+        let device: OTAPushBatch.DeviceView
+        if let known = deviceViews[uri] {
+            device = known
+        } else {
+            device = try await OTAPushBatch.DeviceView.read(uri, peer: session.peer, from: store)
+            deviceViews[uri] = device
+        }
         let batch = try await OTAPushBatch.next(
-            for: sync, store: store, peer: session.peer, node: session.node, sizer: sizer, room: room, now: server.clock.now())
+            for: sync, device: device, store: store, node: session.node, sizer: sizer, room: room, now: server.clock.now())
         sync.pushCursor = batch.cursor
         let done = !batch.hasMore
         var params: [String: SyncValue] = [
@@ -449,7 +459,7 @@ struct OTAMessageProcessor {
             sync.phase = .committed
         }
         session.syncs[uri] = sync
-        return (done, batch.items.count)
+        return batch.items.count
     }
 
     private var placeholderHeader: OTAHeader {

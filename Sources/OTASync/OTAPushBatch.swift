@@ -12,22 +12,35 @@ struct OTAPushBatch {
     /// Whether more changes wait for the next message.
     var hasMore: Bool
 
+    /// What the push needs to know of the device, read once per message and dataclass.
+    struct DeviceView: Sendable {
+        var idMap: OTAIDMap
+        /// UUID → the device's version, for conflicts sent to the user.
+        var conflicts: [String: SyncValue]
+        var filter: OTADataclassFilter?
+
+        static func read(_ uri: String, peer: PeerID, from store: AccountStore) async throws -> DeviceView {
+            let (idMap, conflicts, filterValue) = try await store.transaction { tx in
+                (
+                    OTAIDMap(try await tx.metadata(OTADeviceState.idMapKey(uri), for: peer)),
+                    try await tx.metadata(OTADeviceState.conflictsKey(uri), for: peer)?.dictionaryValue ?? [:],
+                    try await tx.metadata(OTADeviceState.filterKey(uri), for: peer)?.dictionaryValue
+                )
+            }
+            let filter = try filterValue.map { value throws(OTAMessageError) in try OTADataclassFilter(value) }
+            return DeviceView(idMap: idMap, conflicts: conflicts, filter: filter)
+        }
+    }
+
     static func next(
-        for sync: DataclassSync, store: AccountStore, peer: PeerID, node: PeerID, sizer: OTAMessageSizer, room: Int,
+        for sync: DataclassSync, device: DeviceView, store: AccountStore, node: PeerID, sizer: OTAMessageSizer, room: Int,
         now: Date
     ) async throws -> OTAPushBatch {
         let latest = try await store.latestPosition()
         // Nothing goes to the device: its anchor stays where it was, so a later two-way sync sends what it missed.
         guard sync.direction != .toServer else { return OTAPushBatch(cursor: sync.pushCursor, hasMore: false) }
         let uri = sync.uri
-        let (idMap, conflicts, filterValue) = try await store.transaction { tx in
-            (
-                OTAIDMap(try await tx.metadata(OTADeviceState.idMapKey(uri), for: peer)),
-                try await tx.metadata(OTADeviceState.conflictsKey(uri), for: peer)?.dictionaryValue ?? [:],
-                try await tx.metadata(OTADeviceState.filterKey(uri), for: peer)?.dictionaryValue
-            )
-        }
-        let filter = try filterValue.map { value throws(OTAMessageError) in try OTADataclassFilter(value) }
+        let (idMap, conflicts, filter) = (device.idMap, device.conflicts, device.filter)
         var batch = OTAPushBatch(cursor: sync.pushCursor, hasMore: false)
         var used = 0
         while true {

@@ -195,8 +195,8 @@ extension Duration {
 actor OTASessionTable {
     private var sessions: [String: OTAServerSession] = [:]
     private var replies: [String: [(sequence: Int, response: SyncResponse)]] = [:]
-    private var busy: Set<String> = []
-    private var waiting: [String: [CheckedContinuation<Void, Never>]] = [:]
+    /// One message at a time per session.
+    private let locks = KeyedLocks<String>()
 
     /// How many answers per session are kept for repeated messages.
     static let keptReplies = 4
@@ -208,8 +208,10 @@ actor OTASessionTable {
         return session.id
     }
 
+    /// Forgets sessions idle since before `cutoff`. (A message being processed for one of them puts
+    /// its session back when it is done.)
     func expire(olderThan cutoff: Date) {
-        for (id, session) in sessions where session.lastActivity < cutoff && !busy.contains(id) {
+        for (id, session) in sessions where session.lastActivity < cutoff {
             sessions[id] = nil
             replies[id] = nil
         }
@@ -229,17 +231,8 @@ actor OTASessionTable {
     func withSession(
         _ id: String, _ body: (OTAServerSession) async throws -> (OTAServerSession, SyncResponse)
     ) async throws -> SyncResponse {
-        while busy.contains(id) {
-            await withCheckedContinuation { waiting[id, default: []].append($0) }
-        }
-        busy.insert(id)
-        defer {
-            busy.remove(id)
-            if var queue = waiting[id], !queue.isEmpty {
-                queue.removeFirst().resume()
-                waiting[id] = queue.isEmpty ? nil : queue
-            }
-        }
+        await locks.acquire(id)
+        defer { locks.release(id) }
         guard let session = sessions[id] else { throw SyncServiceError(status: 409, message: "the session ended") }
         let (next, response) = try await body(session)
         sessions[id] = next

@@ -52,6 +52,24 @@ public enum ChildProcess {
         public var description: String
     }
 
+    /// The path of an executable SwiftPM built beside the running test bundle
+    /// (`.build/<triple>/debug/<name>`), or nil when there is none — for tests
+    /// that run a package's own command-line tool.
+    ///
+    /// ```swift
+    /// let tool = try #require(ChildProcess.builtExecutable(named: "anchorage"))
+    /// let outcome = try ChildProcess.run(tool, arguments: ["--version"])
+    /// ```
+    public static func builtExecutable(named name: String) -> String? {
+        var folder = URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent()
+        for _ in 0..<4 {
+            let candidate = folder.appendingPathComponent(name)
+            if FileManager.default.isExecutableFile(atPath: candidate.path) { return candidate.path }
+            folder.deleteLastPathComponent()
+        }
+        return nil
+    }
+
     /// Runs `program` (a path, or a name looked up in `PATH`) with `arguments`,
     /// feeds it `input` on standard input, and waits until it exits.
     ///

@@ -5,15 +5,7 @@ import SyncTesting
 import Testing
 
 /// The `anchorage` executable, built beside the test bundle.
-private let anchorage: String? = {
-    var folder = URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent()
-    for _ in 0..<4 {
-        let candidate = folder.appendingPathComponent("anchorage")
-        if FileManager.default.isExecutableFile(atPath: candidate.path) { return candidate.path }
-        folder.deleteLastPathComponent()
-    }
-    return nil
-}()
+private let anchorage = ChildProcess.builtExecutable(named: "anchorage")
 
 /// `anchorage serve`, `sync --stack ota` and `records --stack ota`, run as
 /// separate processes on SQLite stores, the way a user would.

@@ -10,15 +10,7 @@ import Synchronization
 import Testing
 
 /// The `anchorage` executable, built beside the test bundle.
-private let anchorageExecutable: URL? = {
-    var folder = URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent()
-    for _ in 0..<4 {
-        let candidate = folder.appendingPathComponent("anchorage")
-        if FileManager.default.isExecutableFile(atPath: candidate.path) { return candidate }
-        folder.deleteLastPathComponent()
-    }
-    return nil
-}()
+private let anchorageExecutable = ChildProcess.builtExecutable(named: "anchorage")
 
 @Suite(
     "two anchorage serve processes on one PostgreSQL database",
@@ -27,7 +19,7 @@ private let anchorageExecutable: URL? = {
 struct TwoServersTests {
     @Test("Aquasync devices whose requests alternate between the two servers converge with nothing lost")
     func devicesAlternatingBetweenServersConverge() async throws {
-        let executable = try #require(anchorageExecutable).path
+        let executable = try #require(anchorageExecutable)
         let address = try #require(TestPostgresServer.address)
         let database = "two_servers_" + UUID().uuidString.lowercased().replacingOccurrences(of: "-", with: "")
         try await administer("CREATE DATABASE \(database)")

@@ -27,7 +27,8 @@ import Synchronization
 public actor MemoryStore: SyncStore {
     private var accounts: [AccountID: MemoryAccountState] = [:]
     private var lastPosition: UInt64 = 0
-    private var locks: [AccountID: FIFOLockState] = [:]
+    /// One transaction at a time per account, first come first served.
+    private let locks = AccountLocks()
 
     /// Makes an empty store.
     public init() {}
@@ -44,19 +45,19 @@ public actor MemoryStore: SyncStore {
         for account: AccountID,
         _ body: @Sendable (any StoreTransaction) async throws -> Result
     ) async throws -> Result {
-        await acquire(account)
+        await locks.acquire(account)
         let transaction = MemoryTransaction(account: account, base: accounts[account] ?? MemoryAccountState())
         let result: Result
         do {
             result = try await body(transaction)
         } catch {
             _ = transaction.finish()
-            release(account)
+            locks.release(account)
             throw error
         }
         let writes = transaction.finish()
         commit(writes, to: account)
-        release(account)
+        locks.release(account)
         return result
     }
 
@@ -103,41 +104,6 @@ public actor MemoryStore: SyncStore {
             }
         }
         accounts[account] = state
-    }
-
-    // MARK: First-in, first-out lock per account
-
-    private struct FIFOLockState {
-        var waiters: [CheckedContinuation<Void, Never>] = []
-        var nextWaiter = 0
-    }
-
-    /// Waits until no other transaction of `account` runs, then owns it.
-    private func acquire(_ account: AccountID) async {
-        guard locks[account] != nil else {
-            locks[account] = FIFOLockState()
-            return
-        }
-        await withCheckedContinuation { continuation in
-            locks[account]?.waiters.append(continuation)
-        }
-    }
-
-    /// Hands `account` to the transaction that waited longest, or frees it.
-    private func release(_ account: AccountID) {
-        guard var lock = locks[account] else { return }
-        guard lock.nextWaiter < lock.waiters.count else {
-            locks[account] = nil
-            return
-        }
-        let next = lock.waiters[lock.nextWaiter]
-        lock.nextWaiter += 1
-        if lock.nextWaiter >= 64, lock.nextWaiter * 2 >= lock.waiters.count {
-            lock.waiters.removeFirst(lock.nextWaiter)
-            lock.nextWaiter = 0
-        }
-        locks[account] = lock
-        next.resume()
     }
 }
 
