@@ -148,6 +148,9 @@ let package = Package(
                 "SyncCore", "SyncTesting", "SyncJSON", "SyncXMLPlist", "SyncBinaryPlist", "SyncMessagePack", "anchorage",
             ]),
         .testTarget(
+            name: "CommandLineTests",
+            dependencies: ["SyncCore", "SyncTesting", "SyncHTTP", "SyncJSON", "anchorage"]),
+        .testTarget(
             name: "SyncPostgresTests",
             dependencies: [
                 "SyncCore", "SyncPostgres", "SyncTesting", "Aquasync", "SyncHTTP", "SyncJSON", "SyncMessagePack",

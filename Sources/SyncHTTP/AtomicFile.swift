@@ -9,6 +9,26 @@ import FoundationEssentials
 
 /// Replaces a file in one step: readers see the old contents or the new, never a mix.
 enum AtomicFile {
+    /// The file's bytes.
+    /// - Throws: ``UsersFileError`` saying in one line why the file cannot be read.
+    static func contents(of url: URL) throws(UsersFileError) -> [UInt8] {
+        let path = url.path
+        let descriptor = open(path, O_RDONLY | O_CLOEXEC)
+        guard descriptor >= 0 else { throw failure("cannot open", path) }
+        defer { close(descriptor) }
+        var bytes: [UInt8] = []
+        var chunk = [UInt8](repeating: 0, count: 64 << 10)
+        while true {
+            let count = chunk.withUnsafeMutableBytes { read(descriptor, $0.baseAddress!, $0.count) }
+            if count < 0 {
+                if errno == EINTR { continue }
+                throw failure("cannot read", path)
+            }
+            if count == 0 { return bytes }
+            bytes.append(contentsOf: chunk[..<count])
+        }
+    }
+
     /// Writes `bytes` to a new file beside `url`, created with `permissions`
     /// (so it is never readable by others, not even briefly), flushes it to
     /// disk and renames it over `url`.
@@ -48,5 +68,30 @@ enum AtomicFile {
 
     private static func failure(_ what: String, _ path: String) -> UsersFileError {
         UsersFileError(line: 0, "\(what) \(path): \(String(cString: strerror(errno)))")
+    }
+}
+
+/// One version of a file, told apart cheaply: device, inode, size and
+/// modification time. Replacing the file atomically (a rename) changes the
+/// inode; an edit in place changes the size or the time.
+struct FileVersion: Hashable, Sendable {
+    private let device: UInt64
+    private let inode: UInt64
+    private let size: Int64
+    private let modifiedSeconds: Int64
+    private let modifiedNanoseconds: Int64
+
+    /// The version of the file at `url` now, or `nil` when there is no file there.
+    static func current(of url: URL) -> FileVersion? {
+        var status = stat()
+        guard stat(url.path, &status) == 0 else { return nil }
+        #if canImport(Darwin)
+        let modified = status.st_mtimespec
+        #else
+        let modified = status.st_mtim
+        #endif
+        return FileVersion(
+            device: UInt64(status.st_dev), inode: UInt64(status.st_ino), size: Int64(status.st_size),
+            modifiedSeconds: Int64(modified.tv_sec), modifiedNanoseconds: Int64(modified.tv_nsec))
     }
 }

@@ -52,9 +52,10 @@ public struct UsersFile: Sendable, Hashable {
     }
 
     /// Reads a users file.
-    /// - Throws: ``UsersFileError`` naming the line that cannot be read, or the I/O error.
-    public static func load(from url: URL) throws -> UsersFile {
-        try parse(String(decoding: Data(contentsOf: url), as: UTF8.self))
+    /// - Throws: ``UsersFileError`` naming the line that cannot be read, or
+    ///   saying in one line why the file cannot be read.
+    public static func load(from url: URL) throws(UsersFileError) -> UsersFile {
+        try parse(String(decoding: try AtomicFile.contents(of: url), as: UTF8.self))
     }
 
     /// Parses the text of a users file.

@@ -105,7 +105,7 @@ struct MessagePackReader {
                 if frames[top].isMap {
                     let key = frames[top].key
                     if dictionaries[dictionaries.count - 1].updateValue(value, forKey: key) != nil {
-                        throw .malformedInput("the map has the key \"\(key)\" twice", offset: frames[top].keyOffset)
+                        throw .malformedInput("the map has the key \(CodecError.quoted(key)) twice", offset: frames[top].keyOffset)
                     }
                 } else {
                     arrays[arrays.count - 1].append(value)

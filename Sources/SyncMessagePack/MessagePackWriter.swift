@@ -45,7 +45,7 @@ struct MessagePackWriter: ~Copyable {
         case .date(let date):
             guard let (seconds, nanoseconds) = MessagePackTimestamp.parts(of: date) else {
                 throw .unsupportedValue(
-                    "the date \(date.timeIntervalSinceReferenceDate) s after 2001 has no exact MessagePack timestamp"
+                    "\(CodecError.describing(date)) has no exact MessagePack timestamp"
                         + " (it must be finite, within ±2^52 s of 1970 and a whole number of nanoseconds)")
             }
             anch_mp_write_timestamp(writer, seconds, nanoseconds)

@@ -78,12 +78,15 @@ public enum ChildProcess {
     ///   - arguments: its arguments, without the program name.
     ///   - input: the bytes the program reads on standard input.
     ///   - environment: extra environment variables, added to this process's own.
+    ///   - workingDirectory: the folder the program runs in; this process's own when `nil`.
     /// - Returns: the exit status and the program's output.
     /// - Throws: ``LaunchError`` when the program cannot be started.
     public static func run(
-        _ program: String, arguments: [String] = [], input: [UInt8] = [], environment: [String: String] = [:]
+        _ program: String, arguments: [String] = [], input: [UInt8] = [], environment: [String: String] = [:],
+        workingDirectory: String? = nil
     ) throws -> Outcome {
-        let child = try start(program, arguments: arguments, input: input, environment: environment)
+        let child = try start(
+            program, arguments: arguments, input: input, environment: environment, workingDirectory: workingDirectory)
         let status = try child.waitForExit()
         return Outcome(
             status: status, standardOutput: child.standardOutput, standardError: child.standardError)
@@ -97,10 +100,12 @@ public enum ChildProcess {
     ///   - arguments: its arguments, without the program name.
     ///   - input: the bytes the program reads on standard input.
     ///   - environment: extra environment variables, added to this process's own.
+    ///   - workingDirectory: the folder the program runs in; this process's own when `nil`.
     /// - Returns: the running program.
     /// - Throws: ``LaunchError`` when the program cannot be started.
     public static func start(
-        _ program: String, arguments: [String] = [], input: [UInt8] = [], environment: [String: String] = [:]
+        _ program: String, arguments: [String] = [], input: [UInt8] = [], environment: [String: String] = [:],
+        workingDirectory: String? = nil
     ) throws -> Running {
         let directory = FileManager.default.temporaryDirectory
             .appendingPathComponent("anchorage-child-\(UUID().uuidString)", isDirectory: true)
@@ -116,6 +121,11 @@ public enum ChildProcess {
         posix_spawn_file_actions_addopen(&actions, 0, inputPath, O_RDONLY, 0)
         posix_spawn_file_actions_addopen(&actions, 1, outputPath, O_WRONLY | O_CREAT | O_TRUNC, 0o600)
         posix_spawn_file_actions_addopen(&actions, 2, errorPath, O_WRONLY | O_CREAT | O_TRUNC, 0o600)
+        if let workingDirectory {
+            guard Self.addChangeDirectory(&actions, workingDirectory) == 0 else {
+                throw LaunchError(description: "cannot run \(program) in \(workingDirectory)")
+            }
+        }
 
         var variables = ProcessInfo.processInfo.environment
         variables.merge(environment) { _, new in new }
@@ -134,7 +144,27 @@ public enum ChildProcess {
         return Running(pid: pid, program: program, directory: directory)
     }
 
-    /// A program started by ``ChildProcess/start(_:arguments:input:environment:)``.
+    /// `posix_spawn_file_actions_addchdir_np`, which every current C library
+    /// has (glibc 2.29, macOS 10.15, musl 1.1.24) but Swift's Glibc module does
+    /// not declare, so it is looked up by name.
+    private static let addChangeDirectory:
+        @Sendable (UnsafeMutablePointer<posix_spawn_file_actions_t>, String) -> Int32 = {
+            typealias Function = @convention(c) (
+                UnsafeMutablePointer<posix_spawn_file_actions_t>, UnsafePointer<CChar>
+            ) -> Int32
+            #if canImport(Darwin)
+            let everyLibrary = UnsafeMutableRawPointer(bitPattern: -2)  // RTLD_DEFAULT
+            #else
+            let everyLibrary: UnsafeMutableRawPointer? = nil  // RTLD_DEFAULT
+            #endif
+            guard let symbol = dlsym(everyLibrary, "posix_spawn_file_actions_addchdir_np") else {
+                return { _, _ in ENOSYS }
+            }
+            let function = unsafeBitCast(symbol, to: Function.self)
+            return { actions, path in function(actions, path) }
+        }()
+
+    /// A program started by ``ChildProcess/start(_:arguments:input:environment:workingDirectory:)``.
     ///
     /// Its output collects in temporary files, removed when it has been waited for.
     public final class Running: Sendable {

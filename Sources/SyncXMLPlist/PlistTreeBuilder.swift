@@ -146,7 +146,7 @@ final class PlistTreeBuilder {
         let key = String(decoding: text, as: UTF8.self)
         let index = containers.count - 1
         guard containers[index].entries.index(forKey: key) == nil else {
-            return fail(.malformedInput, "<dict> has the key \"\(key)\" twice")
+            return fail(.malformedInput, "<dict> has the key \(CodecError.quoted(key)) twice")
         }
         containers[index].pendingKey = key
         return true

@@ -52,11 +52,13 @@ struct XMLPlistWriter {
             output.append(contentsOf: (bool ? "<true/>\n" : "<false/>\n").utf8)
         case .date(let date):
             let seconds = date.timeIntervalSince1970
-            guard seconds.rounded(.down) == seconds else {
-                throw XMLPlistWriteFailure(.unsupportedValue, "XML property lists carry dates to the second; \(date) has a fraction")
-            }
             guard Double(PlistDateFormat.earliestSecond) <= seconds, seconds <= Double(PlistDateFormat.latestSecond) else {
-                throw XMLPlistWriteFailure(.unsupportedValue, "XML property lists carry dates of the years 0000 to 9999, not \(date)")
+                throw XMLPlistWriteFailure(
+                    .unsupportedValue, "XML property lists carry dates of the years 0000 to 9999, not \(CodecError.describing(date))")
+            }
+            guard seconds.rounded(.down) == seconds else {
+                throw XMLPlistWriteFailure(
+                    .unsupportedValue, "XML property lists carry dates to the second; \(CodecError.describing(date)) has a fraction")
             }
             output.append(contentsOf: "<date>".utf8)
             PlistDateFormat.append(seconds: Int64(seconds), to: &output)

@@ -1,4 +1,5 @@
 import ArgumentParser
+import Foundation
 import SyncCore
 
 /// The `anchorage` command-line tool.
@@ -10,4 +11,26 @@ struct Anchorage: AsyncParsableCommand {
         version: AnchorageVersion.current,
         subcommands: [Serve.self, Sync.self, Records.self, Users.self, Convert.self, Sizes.self]
     )
+
+    /// Runs the command line. Help and `--version` print as usual; a mistake on
+    /// the command line is one `anchorage: …` line on standard error and exit
+    /// status 64 (EX_USAGE), without the usage text (`--help` shows it).
+    static func main() async {
+        do {
+            var command = try await asyncParseAsRoot()
+            if var asyncCommand = command as? any AsyncParsableCommand {
+                try await asyncCommand.run()
+            } else {
+                try command.run()
+            }
+        } catch {
+            let status = exitCode(for: error)
+            // Help, the version, and the statuses our commands chose (their line is already printed).
+            if status == .success || error is ExitCode { exit(withError: error) }
+            let message = message(for: error).split(whereSeparator: \.isNewline)
+                .map { $0.trimmingCharacters(in: .whitespaces) }.filter { !$0.isEmpty }.joined(separator: " ")
+            FileHandle.standardError.write(Data("anchorage: \(message.isEmpty ? "\(type(of: error))" : message)\n".utf8))
+            Foundation.exit(status.rawValue)
+        }
+    }
 }

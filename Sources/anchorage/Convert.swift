@@ -7,9 +7,13 @@ struct Convert: ParsableCommand {
     static let configuration = CommandConfiguration(
         abstract: "Convert a document between codecs (xml-plist, binary-plist, json, msgpack).",
         discussion: """
-            Reads INPUT (or standard input) and writes OUTPUT (or standard output). A value the
-            target format cannot carry — null in a property list, a sub-second date in an XML
+            Reads INPUT (or standard input) and writes OUTPUT (or standard output). A value the \
+            target format cannot carry — null in a property list, a sub-second date in an XML \
             plist — is an error, never a silent change. JSON carries dates and data as strings.
+
+            A refusal is one line on standard error: exit status 65 for input that cannot be read \
+            or written in the target format, 66 for a missing input file, 73 for an output file \
+            that cannot be written, 64 for a mistake on the command line.
             """
     )
 

@@ -13,10 +13,14 @@ struct Serve: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         abstract: "Run a sync server over HTTP.",
         discussion: """
-            Mounts every stack built so far on one HTTP server: Aquasync at /deltas, appSync at
-            /rest (object types from --appsync-type), OTA sync at /ota (dataclasses from
-            --ota-dataclass; messages up to --ota-max-message-bytes). Requests
-            authenticate with HTTP Basic or a bearer token from the users file (see `anchorage users`).
+            Mounts every stack on one HTTP server: Aquasync at /deltas, appSync at /rest (object types \
+            from --appsync-type) and OTA sync at /ota (dataclasses from --ota-dataclass; messages up to \
+            --ota-max-message-bytes).
+
+            Requests authenticate with HTTP Basic or a bearer token from the users file (see \
+            `anchorage users`). The server reads the file again whenever it changes, so accounts added \
+            while it runs work at once; until the file has an account, every request is answered 401.
+
             Stops on SIGINT or SIGTERM after finishing the requests in flight.
             """
     )
@@ -60,9 +64,17 @@ struct Serve: AsyncParsableCommand {
         logger.logLevel = logLevel
         let authenticator: UsersFileAuthenticator
         do {
-            authenticator = try UsersFileAuthenticator(contentsOf: URL(fileURLWithPath: users))
+            authenticator = try UsersFileAuthenticator(contentsOf: URL(fileURLWithPath: users)) { [users, logger] error in
+                logger.error("users file \(users) changed but cannot be read (\(error)); the accounts read before stay in force")
+            }
         } catch {
-            throw failure("cannot read the users file \(users): \(error) (create it with `anchorage users add NAME --file \(users)`)", code: 66)
+            throw failure(
+                "the users file \(users) \(error.line > 0 ? "" : "cannot be read: ")\(error); fix it or name another with --users",
+                code: 66)
+        }
+        if !authenticator.hasAccounts {
+            FileHandle.standardError.write(Data(
+                "anchorage: no accounts in \(users) yet, so every request is refused (401); add one while the server runs: echo PASSWORD | anchorage users add NAME --file \(users)\n".utf8))
         }
         try await store.withStore { syncStore in
             let router = ServiceRouter()

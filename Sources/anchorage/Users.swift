@@ -22,7 +22,7 @@ struct Users: ParsableCommand {
             do {
                 return try UsersFile.load(from: url)
             } catch {
-                throw failure("cannot read \(path): \(error)", code: 65)
+                throw failure(error.line > 0 ? "\(path) \(error)" : "\(error)", code: 65)
             }
         }
     }

@@ -30,12 +30,16 @@ struct BinaryPlistRoundTripTests {
         }
     }
 
-    @Test("NaN keeps its bits, as a real and as a date")
+    @Test("a NaN real keeps its bits; a date that is not finite is refused")
     func notANumber() throws {
         let quiet = Double.nan
         let payload = Double(bitPattern: 0x7FF8_0000_0000_1234)
-        for value: SyncValue in [.real(quiet), .real(-quiet), .real(payload), .date(Date(timeIntervalSinceReferenceDate: .nan))] {
+        for value: SyncValue in [.real(quiet), .real(-quiet), .real(payload)] {
             #expect(PlistCanonicalForm.exactlyEqual(try codec.decode(codec.encode(value)), value))
+        }
+        for seconds in [Double.nan, payload, .infinity, -.infinity] {
+            let error = #expect(throws: CodecError.self) { try codec.encode(.date(Date(timeIntervalSinceReferenceDate: seconds))) }
+            #expect(error?.code == .unsupportedValue)
         }
     }
 

@@ -57,8 +57,11 @@ struct BinaryPlistReader {
             return .real(try readReal(marker, at: start))
         case 0x3:
             guard marker == BinaryPlistFormat.dateMarker else { throw unknownMarker(marker, at: start) }
-            let bits = try readBigEndian(at: start + 1, size: 8, what: "date")
-            return .date(Date(timeIntervalSinceReferenceDate: Double(bitPattern: bits)))
+            let seconds = Double(bitPattern: try readBigEndian(at: start + 1, size: 8, what: "date"))
+            guard seconds.isFinite else {
+                throw .malformedInput("the date is not a finite number of seconds (\(seconds))", offset: start)
+            }
+            return .date(Date(timeIntervalSinceReferenceDate: seconds))
         case BinaryPlistFormat.dataNibble:
             let (count, payload) = try readCount(marker, at: start, unitSize: 1, what: "data")
             return .data(Array(UnsafeBufferPointer(rebasing: input[payload..<payload + count])))
@@ -141,7 +144,7 @@ struct BinaryPlistReader {
             let value = try readObject(
                 try readReference(at: valuesStart + index * trailer.referenceSize), depth: depth + 1)
             guard entries.updateValue(value, forKey: key) == nil else {
-                throw .malformedInput("the dictionary holds the key \"\(key)\" twice", offset: keyPosition)
+                throw .malformedInput("the dictionary holds the key \(CodecError.quoted(key)) twice", offset: keyPosition)
             }
         }
         leaveContainer(object)

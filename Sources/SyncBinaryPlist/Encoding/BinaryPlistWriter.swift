@@ -87,6 +87,9 @@ struct BinaryPlistWriter {
             appendBigEndian(real.bitPattern, size: 8)
             return object
         case .date(let date):
+            guard date.timeIntervalSinceReferenceDate.isFinite else {
+                throw .unsupportedValue("binary property lists carry finite dates, not \(CodecError.describing(date))")
+            }
             let bits = date.timeIntervalSinceReferenceDate.bitPattern
             guard let object = Self.claim(bits, in: &dateObjects, next: offsets.count) else {
                 return dateObjects[bits]!

@@ -29,13 +29,12 @@ enum SyncDecodingErrors {
     static func describe(_ value: SyncValue) -> String {
         switch value {
         case .null: "null"
-        case .string(let string):
-            string.count > 40 ? "the string \"\(string.prefix(40))…\"" : "the string \"\(string)\""
+        case .string(let string): "the string \(CodecError.quoted(string))"
         case .integer(let integer): "the integer \(integer)"
         case .unsignedInteger(let integer): "the integer \(integer)"
         case .real(let real): "the real \(real)"
         case .bool(let bool): "the Boolean \(bool)"
-        case .date(let date): "the date \(date)"
+        case .date(let date): CodecError.describing(date)
         case .data(let bytes): "data of \(bytes.count) bytes"
         case .array(let elements): "an array of \(elements.count) elements"
         case .dictionary(let entries): "a dictionary of \(entries.count) entries"

@@ -1,3 +1,5 @@
+public import FoundationEssentials
+
 /// Turns bytes into a ``SyncValue`` and back, in one wire format.
 ///
 /// Codecs are values: pure, `Sendable` and cheap to copy. Every decoder
@@ -143,10 +145,11 @@ public struct CodecError: Error, Hashable, Sendable, CustomStringConvertible {
     /// The byte offset in the input where the problem was found, when known.
     public var offset: Int?
 
-    /// Makes an error.
+    /// Makes an error. The message is kept to one line: line breaks in it
+    /// (a C library's message often ends one) become spaces.
     public init(_ code: Code, _ message: String, offset: Int? = nil) {
         self.code = code
-        self.message = message
+        self.message = Self.oneLine(message)
         self.offset = offset
     }
 
@@ -167,6 +170,37 @@ public struct CodecError: Error, Hashable, Sendable, CustomStringConvertible {
     public var description: String {
         if let offset { return "\(code): \(message) (at byte \(offset))" }
         return "\(code): \(message)"
+    }
+
+    /// Text from the input (a dictionary key, a string) quoted for a message:
+    /// escaped as a Swift string literal, so a line break or a control
+    /// character in it cannot break the message's line, and shortened past 64
+    /// characters.
+    public static func quoted(_ text: String) -> String {
+        let scalars = text.unicodeScalars
+        let shown = scalars.count > 64 ? String(String.UnicodeScalarView(scalars.prefix(64))) + "…" : text
+        return String(reflecting: shown)
+    }
+
+    /// A date for a message, for any `Date` value: seconds since 1970, or what
+    /// makes it no date at all. (`Date.description` traps on a date that is
+    /// not a number.)
+    public static func describing(_ date: Date) -> String {
+        let seconds = date.timeIntervalSince1970
+        if seconds.isNaN { return "a date that is not a number (NaN)" }
+        if seconds.isInfinite { return "a date at \(seconds < 0 ? "-" : "+")infinity" }
+        // Years 1 to 9999, where ISO 8601 text is defined and exact to the millisecond.
+        guard (-62_135_596_800.0...253_402_300_799.0).contains(seconds) else {
+            return "the date \(seconds) s from 1970-01-01T00:00:00Z"
+        }
+        return "the date " + date.formatted(Date.ISO8601FormatStyle(includingFractionalSeconds: true))
+    }
+
+    /// `message` with every run of line breaks and the spaces around it made one space.
+    private static func oneLine(_ message: String) -> String {
+        guard message.contains(where: \.isNewline) else { return message }
+        return message.split(whereSeparator: \.isNewline).map { $0.trimmingWhitespace() }.filter { !$0.isEmpty }
+            .joined(separator: " ")
     }
 }
 

@@ -112,7 +112,7 @@ struct JSONParser {
                 case .dictionary:
                     let pending = pendingKeys.removeLast()
                     if dictionaries[dictionaries.count - 1].updateValue(value, forKey: pending.key) != nil {
-                        throw .malformedInput("duplicate key \(Self.quoted(pending.key))", offset: pending.offset)
+                        throw .malformedInput("duplicate key \(CodecError.quoted(pending.key))", offset: pending.offset)
                     }
                     guard index < input.count else { throw endOfInput("expected ',' or '}' after an object member") }
                     let byte = input[index]
@@ -188,11 +188,5 @@ struct JSONParser {
     /// The error for input that ends too soon.
     func endOfInput(_ expectation: String) -> CodecError {
         .malformedInput("unexpected end of input: \(expectation)", offset: input.count)
-    }
-
-    /// A key quoted for an error message, shortened when long.
-    private static func quoted(_ key: String) -> String {
-        let shown = key.unicodeScalars.count > 64 ? String(String.UnicodeScalarView(key.unicodeScalars.prefix(64))) + "…" : key
-        return String(reflecting: shown)
     }
 }

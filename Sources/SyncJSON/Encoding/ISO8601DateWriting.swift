@@ -16,7 +16,7 @@ enum ISO8601DateWriting {
         let interval = date.timeIntervalSince1970
         let wholeSeconds = interval.rounded(.down)
         guard wholeSeconds >= Double(earliestSecond), wholeSeconds <= Double(latestSecond) else {
-            throw .unsupportedValue("JSON dates are ISO 8601 strings for the years 0000–9999; \(date) is outside them")
+            throw outOfRange(date)
         }
         var seconds = Int64(wholeSeconds)
         // `interval - wholeSeconds` is exact; round what is left to microseconds.
@@ -25,9 +25,7 @@ enum ISO8601DateWriting {
             seconds += 1
             microseconds = 0
         }
-        if seconds > latestSecond {
-            throw .unsupportedValue("JSON dates are ISO 8601 strings for the years 0000–9999; \(date) is outside them")
-        }
+        if seconds > latestSecond { throw outOfRange(date) }
 
         let days = floorDivide(seconds, 86_400)
         let secondOfDay = seconds - days * 86_400
@@ -54,6 +52,11 @@ enum ISO8601DateWriting {
             appendDigits(microseconds, count: digits, to: &bytes)
         }
         bytes.append(UInt8(ascii: "Z"))
+    }
+
+    /// The refusal of a date JSON cannot carry (NaN compares false, so it lands here too).
+    private static func outOfRange(_ date: Date) -> CodecError {
+        .unsupportedValue("JSON dates are ISO 8601 strings for the years 0000–9999, not \(CodecError.describing(date))")
     }
 
     /// Year, month (1–12) and day (1–31) of a day count since 1970-01-01, in

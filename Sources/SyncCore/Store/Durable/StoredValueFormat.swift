@@ -207,7 +207,7 @@ package enum StoredValueFormat {
                     let key = try readString()
                     let value = try readValue(depth: depth + 1)
                     guard entries.updateValue(value, forKey: key) == nil else {
-                        throw corrupt("duplicate dictionary key \"\(key)\"")
+                        throw corrupt("duplicate dictionary key \(CodecError.quoted(key))")
                     }
                 }
                 return .dictionary(entries)
