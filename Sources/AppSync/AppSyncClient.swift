@@ -39,6 +39,16 @@ public import SyncCore
 /// nothing else happened on the server in between. Otherwise it keeps it; the
 /// next download brings the other changes, and its own objects come back once
 /// and are recognised as unchanged.
+///
+/// ## Sending
+/// Requests go through a ``SyncCore/SyncEndpoint``: a failure that may pass
+/// (no answer, 429, 5xx) is retried as ``retry`` says, waiting on the
+/// `sleeper` clock; what is left is thrown as a ``SyncCore/SyncClientError``.
+/// An update may be sent twice without harm — the server skips an object
+/// identical to the one it has — so it is retried like a list.
+///
+/// Syncs run one at a time (``doSync()`` and ``fullSync()`` called together
+/// run one after the other); local writes may happen during a sync.
 public actor AppSyncClient {
     /// The local store.
     public nonisolated let store: any SyncStore
@@ -54,15 +64,30 @@ public actor AppSyncClient {
     public nonisolated let policy: any ConflictPolicy
     /// Where the server is mounted.
     public nonisolated let basePath: String
+    /// How failed requests are retried.
+    public nonisolated var retry: RetryPolicy { endpoint.retry }
     private nonisolated let clock: any WallClock
-
-    private static let state: PeerID = "appsync.client"
+    private nonisolated let endpoint: SyncEndpoint
+    /// Lets one sync run at a time.
+    package nonisolated let syncGate = SyncGate()
 
     /// Makes a client.
+    /// - Parameters:
+    ///   - store: The local store; the counters are kept in it too.
+    ///   - account: The account local objects live under in `store`.
+    ///   - transport: How requests reach the server (add credentials with a middleware).
+    ///   - codec: The codec objects travel in.
+    ///   - types: The types this client syncs.
+    ///   - policy: Decides conflicts.
+    ///   - basePath: Where the server is mounted.
+    ///   - retry: How failures that may pass are retried.
+    ///   - clock: The wall clock that stamps `timestamp_lastupdate`.
+    ///   - sleeper: The clock the waits between retries are slept on.
     public init(
         store: any SyncStore, account: AccountID = "device", transport: any SyncClientTransport, codec: any SyncCodec,
         types: [AppSyncObjectType], policy: any ConflictPolicy, basePath: String = "/rest",
-        clock: any WallClock = SystemWallClock()
+        retry: RetryPolicy = .default, clock: any WallClock = SystemWallClock(),
+        sleeper: any Clock<Duration> = ContinuousClock()
     ) {
         self.store = store
         self.account = account
@@ -72,6 +97,7 @@ public actor AppSyncClient {
         self.policy = policy
         self.basePath = basePath
         self.clock = clock
+        self.endpoint = SyncEndpoint(transport: transport, codecs: CodecSet([codec]), retry: retry, clock: sleeper)
     }
 
     // MARK: Local objects
@@ -135,9 +161,9 @@ public actor AppSyncClient {
     public func counters(_ typeName: String) async throws -> (counter: Int64, counterLastSync: Int64, serverCounterLastSync: Int64) {
         try await store.transaction(for: account) { tx in
             (
-                try await tx.metadata("counter", for: Self.state)?.integerValue ?? 0,
-                try await tx.metadata("counter_lastsync/" + typeName, for: Self.state)?.integerValue ?? 0,
-                try await tx.metadata("servercounter_lastsync/" + typeName, for: Self.state)?.integerValue ?? 0
+                try await tx.metadata(ClientState.counter) ?? 0,
+                try await tx.metadata(ClientState.counterLastSync(typeName)) ?? 0,
+                try await tx.metadata(ClientState.serverCounterLastSync(typeName)) ?? 0
             )
         }
     }
@@ -159,9 +185,30 @@ public actor AppSyncClient {
         public init() {}
     }
 
-    /// Downloads, then uploads, every type.
+    /// Downloads, then uploads, every type; waits first for a sync already running.
+    /// - Throws: ``SyncCore/SyncClientError`` when the server cannot be reached or
+    ///   refuses, ``SyncCore/StoreError`` when the local store fails.
     @discardableResult
     public func doSync() async throws -> Report {
+        try await syncGate.run { try await runSync() }
+    }
+
+    /// Forgets both sync counters, then syncs: everything is downloaded and every local object uploaded.
+    /// - Throws: as ``doSync()``.
+    @discardableResult
+    public func fullSync() async throws -> Report {
+        try await syncGate.run {
+            try await store.transaction(for: account) { tx in
+                for name in self.types.keys {
+                    try await tx.setMetadata(nil, ClientState.counterLastSync(name))
+                    try await tx.setMetadata(nil, ClientState.serverCounterLastSync(name))
+                }
+            }
+            return try await runSync()
+        }
+    }
+
+    private func runSync() async throws -> Report {
         var report = Report()
         for name in types.keys.sorted() {
             try await syncFromServer(name, into: &report)
@@ -170,31 +217,18 @@ public actor AppSyncClient {
         return report
     }
 
-    /// Forgets both sync counters, then syncs: everything is downloaded and every local object uploaded.
-    @discardableResult
-    public func fullSync() async throws -> Report {
-        try await store.transaction(for: account) { tx in
-            for name in self.types.keys {
-                try await tx.setMetadata(nil, "counter_lastsync/" + name, for: Self.state)
-                try await tx.setMetadata(nil, "servercounter_lastsync/" + name, for: Self.state)
-            }
-        }
-        return try await doSync()
-    }
-
     private func syncFromServer(_ name: String, into report: inout Report) async throws {
         let type = try self.type(name)
         while true {
             let from = try await counters(name).serverCounterLastSync
-            let response = try await send(SyncRequest(method: .get, path: "\(basePath)/\(name)/list/\(from)", accept: codec.primaryMediaType))
-            let answer = try decode(response)
-            guard case .array(let items)? = answer["objects"], let serverCounter = answer["result"]?["servercounter"]?.integerValue
-            else { throw AppSyncError(status: response.status, message: "the list answer lacks objects or result.servercounter") }
-            let remote = try items.enumerated().map { try AppSyncObject($1, at: "objects[\($0)]") }
+            let answer = try await endpoint.send(
+                endpoint.request(.get, "\(basePath)/\(name)/list/\(from)"), as: AppSyncMessages.ListAnswer.self)
+            let remote = answer.objects
+            let serverCounter = answer.result.servercounter
             let (downloaded, conflicts) = try await store.transaction(for: account) { tx in
                 var downloaded = 0
                 var conflicts = 0
-                let lastSync = try await tx.metadata("counter_lastsync/" + name, for: Self.state)?.integerValue ?? 0
+                let lastSync = try await tx.metadata(ClientState.counterLastSync(name)) ?? 0
                 for object in remote {
                     switch try await self.applyDownloaded(object, type: type, counterLastSync: lastSync, in: tx) {
                     case .unchanged: break
@@ -204,12 +238,12 @@ public actor AppSyncClient {
                         if wrote { downloaded += 1 }
                     }
                 }
-                try await tx.setMetadata(.integer(serverCounter), "servercounter_lastsync/" + name, for: Self.state)
+                try await tx.setMetadata(serverCounter, ClientState.serverCounterLastSync(name))
                 return (downloaded, conflicts)
             }
             report.downloaded += downloaded
             report.conflicts += conflicts
-            if answer["result"]?["more"] != .bool(true) { return }
+            if answer.result.more != true { return }
         }
     }
 
@@ -278,20 +312,13 @@ public actor AppSyncClient {
         let (counterNow, lastSync, serverLastSync) = try await counters(name)
         let dirty = try await allStored(name).filter { $0.counter > lastSync }
         guard !dirty.isEmpty else { return }
-        let body: SyncValue = ["objects": .array(dirty.map(\.object.value))]
-        let response = try await send(
-            SyncRequest(
-                method: .post, path: "\(basePath)/\(name)/update", contentType: codec.primaryMediaType,
-                accept: codec.primaryMediaType, body: try codec.encode(body)))
-        let result = try decode(response)["result"]
-        guard let serverCounter = result?["servercounter"]?.integerValue else {
-            throw AppSyncError(status: response.status, message: "the update answer lacks result.servercounter")
-        }
+        let request = try endpoint.request(
+            .post, "\(basePath)/\(name)/update", body: AppSyncMessages.UpdateRequest(objects: dirty.map(\.object)))
+        let result = try await endpoint.send(request, idempotent: true, as: AppSyncMessages.UpdateAnswer.self).result
+        let serverCounter = result.servercounter
         var rejected: [String: String] = [:]
-        for entry in result?["rejected"]?.arrayValue ?? [] {
-            if let guid = entry["guid"]?.stringValue { rejected[guid] = entry["reason"]?.stringValue ?? "refused" }
-        }
-        let before = result?["servercounter_before"]?.integerValue
+        for entry in result.rejected ?? [] { rejected[entry.guid] = entry.reason ?? "refused" }
+        let before = result.servercounterBefore
         let type = try self.type(name)
         let stillDirty = rejected
         try await store.transaction(for: account) { tx in
@@ -302,9 +329,9 @@ public actor AppSyncClient {
                     try await StoredObject.put(object, replacing: object, type: type, counter: try await Self.nextCounter(tx), in: tx)
                 }
             }
-            try await tx.setMetadata(.integer(counterNow), "counter_lastsync/" + name, for: Self.state)
+            try await tx.setMetadata(counterNow, ClientState.counterLastSync(name))
             if before == serverLastSync {
-                try await tx.setMetadata(.integer(serverCounter), "servercounter_lastsync/" + name, for: Self.state)
+                try await tx.setMetadata(serverCounter, ClientState.serverCounterLastSync(name))
             }
         }
         report.uploaded += dirty.count - rejected.count
@@ -321,19 +348,16 @@ public actor AppSyncClient {
     private func allStored(_ name: String) async throws -> [(object: AppSyncObject, counter: Int64)] {
         try await store.transaction(for: account) { tx in
             var all: [(AppSyncObject, Int64)] = []
-            var after: RecordID?
-            while true {
-                let page = try await tx.records(in: StoredObject.collection(name), after: after, limit: 1_000)
-                for stored in page { all.append(try StoredObject.object(stored.record)) }
-                guard let last = page.last, page.count == 1_000 else { return all }
-                after = last.record.id
+            for try await stored in tx.allRecords(in: StoredObject.collection(name)) {
+                all.append(try StoredObject.object(stored.record))
             }
+            return all
         }
     }
 
     private static func nextCounter(_ tx: any StoreTransaction) async throws -> Int64 {
-        let next = (try await tx.metadata("counter", for: state)?.integerValue ?? 0) + 1
-        try await tx.setMetadata(.integer(next), "counter", for: state)
+        let next = (try await tx.metadata(ClientState.counter) ?? 0) + 1
+        try await tx.setMetadata(next, ClientState.counter)
         return next
     }
 
@@ -343,19 +367,24 @@ public actor AppSyncClient {
             isDeleted: object.isDeleted, version: RecordVersion(modifiedAt: object.timestampLastUpdate, node: node))
     }
 
-    private func send(_ request: SyncRequest) async throws -> SyncResponse {
-        let response = try await transport.send(request)
-        guard response.isSuccess else {
-            throw AppSyncError(status: response.status, message: String(decoding: response.body.prefix(2_000), as: UTF8.self))
-        }
-        return response
-    }
-
-    private func decode(_ response: SyncResponse) throws -> SyncValue {
-        try codec.decode(response.body)
-    }
-
     private func wholeSeconds(_ date: Date) -> Date {
         Date(timeIntervalSince1970: date.timeIntervalSince1970.rounded(.down))
+    }
+}
+
+/// Where a client keeps its counters: the metadata of the peer `appsync.client`.
+enum ClientState {
+    static let peer: PeerID = "appsync.client"
+    /// The client's counter: grows with every local change.
+    static let counter = MetadataKey<Int64>("counter", peer: peer)
+
+    /// The client's counter at its last upload of `type`.
+    static func counterLastSync(_ type: String) -> MetadataKey<Int64> {
+        MetadataKey("counter_lastsync/" + type, peer: peer)
+    }
+
+    /// The server counter the downloads of `type` reached.
+    static func serverCounterLastSync(_ type: String) -> MetadataKey<Int64> {
+        MetadataKey("servercounter_lastsync/" + type, peer: peer)
     }
 }

@@ -263,7 +263,7 @@ public actor AquasyncClient {
         while true {
             do {
                 let response = try await transport.send(request)
-                if RetryPolicy.isTransient(status: response.status), attempt < retry.maxAttempts {
+                if RetryPolicy.isTransient(status: response.status, idempotent: true), attempt < retry.maxAttempts {
                     try await sleeper.sleep(for: retry.delay(beforeRetry: attempt))
                     attempt += 1
                     continue

@@ -106,6 +106,7 @@ public struct HTTPClientTransport: SyncClientTransport {
                 contentType: response.headers.first(name: "content-type"),
                 session: response.headers["set-cookie"].lazy.compactMap(SessionCookie.session(fromSetCookieHeader:))
                     .first,
+                retryAfter: RetryAfterHeader.delay(from: response.headers.first(name: "retry-after")),
                 body: Array(buffer: body))
         } catch let error as NIOTooManyBytesError {
             throw TransportError(

@@ -101,6 +101,7 @@ public struct SyncServiceResponder<Context>: HTTPResponder {
         if let contentType = response.contentType { headers[.contentType] = contentType }
         if let session = response.session { headers[.setCookie] = SessionCookie.setCookieValue(for: session) }
         if response.status == 401 { headers[.wwwAuthenticate] = challenge }
+        if let retryAfter = response.retryAfter { headers[.retryAfter] = RetryAfterHeader.value(for: retryAfter) }
         let status = HTTPResponse.Status(code: (100...999).contains(response.status) ? response.status : 500)
         return Response(status: status, headers: headers, body: ResponseBody(byteBuffer: ByteBuffer(bytes: response.body)))
     }

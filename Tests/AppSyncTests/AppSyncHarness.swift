@@ -35,8 +35,16 @@ struct AppSyncHarness {
 
     var server: AppSyncServer { AppSyncServer(store: serverStore, codecs: CodecSet([JSONCodec()]), types: [Self.booking]) }
 
-    func client(_ transport: any SyncClientTransport, policy: any ConflictPolicy) -> AppSyncClient {
-        AppSyncClient(store: MemoryStore(), transport: transport, codec: JSONCodec(), types: [Self.booking], policy: policy, clock: clock)
+    /// Retries at once, so faulty-network tests need no clock.
+    static let retryAtOnce = RetryPolicy(maxAttempts: 3, initialDelay: .zero)
+
+    func client(
+        _ transport: any SyncClientTransport, policy: any ConflictPolicy, retry: RetryPolicy = Self.retryAtOnce,
+        sleeper: any Clock<Duration> = ContinuousClock()
+    ) -> AppSyncClient {
+        AppSyncClient(
+            store: MemoryStore(), transport: transport, codec: JSONCodec(), types: [Self.booking], policy: policy,
+            retry: retry, clock: clock, sleeper: sleeper)
     }
 
     /// The server's live objects, by guid.

@@ -71,6 +71,12 @@ public struct SyncRequest: Sendable, Hashable {
         public static let put = Method(rawValue: "PUT")
         /// `DELETE`.
         public static let delete = Method(rawValue: "DELETE")
+        /// Whether HTTP defines the method as idempotent — sending a request
+        /// twice does no more than sending it once: `GET`, `HEAD`, `PUT`,
+        /// `DELETE`, `OPTIONS` and `TRACE`, not `POST`.
+        public var isIdempotent: Bool {
+            ["GET", "HEAD", "PUT", "DELETE", "OPTIONS", "TRACE"].contains(rawValue)
+        }
         /// The method's name.
         public var description: String { rawValue }
     }
@@ -84,14 +90,21 @@ public struct SyncResponse: Sendable, Hashable {
     public var contentType: String?
     /// A session the client should continue in its next request (sent as a cookie over HTTP).
     public var session: String?
+    /// How long the client should wait before it asks again, with a 429 or a
+    /// 503 (HTTP's `Retry-After`, in whole seconds on the wire).
+    public var retryAfter: Duration?
     /// The body.
     public var body: [UInt8]
 
     /// Makes a response.
-    public init(status: Int, contentType: String? = nil, session: String? = nil, body: [UInt8] = []) {
+    public init(
+        status: Int, contentType: String? = nil, session: String? = nil, retryAfter: Duration? = nil,
+        body: [UInt8] = []
+    ) {
         self.status = status
         self.contentType = contentType
         self.session = session
+        self.retryAfter = retryAfter
         self.body = body
     }
 

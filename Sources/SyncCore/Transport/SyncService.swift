@@ -90,12 +90,15 @@ public struct SyncServiceError: Error, Sendable, Hashable, CustomStringConvertib
     public var message: String
     /// For 415, the media types the service reads.
     public var supportedMediaTypes: [String]
+    /// For 429 and 503, how long the client should wait before it asks again.
+    public var retryAfter: Duration?
 
     /// Makes an error.
-    public init(status: Int, message: String, supportedMediaTypes: [String] = []) {
+    public init(status: Int, message: String, supportedMediaTypes: [String] = [], retryAfter: Duration? = nil) {
         self.status = status
         self.message = message
         self.supportedMediaTypes = supportedMediaTypes
+        self.retryAfter = retryAfter
     }
 
     /// 400: the request is malformed.
@@ -146,7 +149,7 @@ public struct SyncServiceError: Error, Sendable, Hashable, CustomStringConvertib
             body += ",\"supported\":[" + supportedMediaTypes.map(Self.jsonString).joined(separator: ",") + "]"
         }
         body += "}"
-        return SyncResponse(status: status, contentType: "application/json", body: Array(body.utf8))
+        return SyncResponse(status: status, contentType: "application/json", retryAfter: retryAfter, body: Array(body.utf8))
     }
 
     /// `status reason: message`.

@@ -39,6 +39,11 @@ package final class KeyedLocks<Key: Hashable & Sendable>: Sendable {
         }
     }
 
+    /// How many holders wait for `key` (not counting the one that owns it).
+    package func waiterCount(_ key: Key) -> Int {
+        queues.withLock { queues in queues[key].map { $0.waiters.count - $0.nextWaiter } ?? 0 }
+    }
+
     /// Hands `key` to the longest waiter, or frees it when none waits.
     package func release(_ key: Key) {
         let next: CheckedContinuation<Void, Never>? = queues.withLock { queues in
