@@ -31,6 +31,10 @@ public import SyncCore
 ///   retries a pack unchanged on transient failures. A pushed record becomes
 ///   clean only if it was not edited while its pack was in flight.
 /// - Syncs run one at a time; local writes may happen during a sync.
+///
+/// Requests go through a ``SyncCore/SyncEndpoint``: failures that may pass
+/// are retried as ``retry`` says (a pushed pack keeps its `_id`, so the server
+/// applies it once), and what is left is thrown as a ``SyncCore/SyncClientError``.
 public actor AquasyncClient {
     /// The local store.
     public nonisolated let store: any SyncStore
@@ -43,17 +47,20 @@ public actor AquasyncClient {
     /// The path the server is mounted at, such as `/deltas`.
     public nonisolated let basePath: String
     /// How failed requests are retried.
-    public nonisolated let retry: RetryPolicy
+    public nonisolated var retry: RetryPolicy { endpoint.retry }
     /// The most deltas one pushed pack carries.
     public nonisolated let packSize: Int
 
     private nonisolated let wallClock: any WallClock
-    private let sleeper: any Clock<Duration>
-    private var tail: Task<Void, Never>?
+    private nonisolated let endpoint: SyncEndpoint
+    /// Lets one sync run at a time.
+    package nonisolated let syncGate = SyncGate()
     private var cachedDeviceToken: String?
 
     static var deviceState: PeerID { AquasyncLocalRecords.deviceState }
     static var dirtyColumn: String { AquasyncLocalRecords.dirtyColumn }
+    /// How far the change sequence has been looked through for dirty records.
+    static let pushedThrough = MetadataKey<ChangePosition>("pushedThrough", peer: deviceState)
 
     /// Makes a client.
     /// - Parameters:
@@ -76,10 +83,9 @@ public actor AquasyncClient {
         self.transport = transport
         self.codec = codec
         self.basePath = basePath
-        self.retry = retry
         self.packSize = max(1, packSize)
         self.wallClock = clock
-        self.sleeper = sleeper
+        self.endpoint = SyncEndpoint(transport: transport, codecs: CodecSet([codec]), retry: retry, clock: sleeper)
     }
 
     // MARK: Local records
@@ -134,11 +140,13 @@ public actor AquasyncClient {
     }
 
     /// Pulls, then pushes.
+    /// - Throws: ``SyncCore/SyncClientError`` when the server cannot be reached or refuses,
+    ///   ``SyncCore/StoreError`` when the local store fails.
     @discardableResult
     public func sync() async throws -> Report {
-        try await exclusively { client in
-            let pulled = try await client.runPull()
-            let pushed = try await client.runPush()
+        try await syncGate.run {
+            let pulled = try await runPull()
+            let pushed = try await runPush()
             return Report(pulled: pulled, pushed: pushed)
         }
     }
@@ -147,26 +155,14 @@ public actor AquasyncClient {
     /// - Returns: How many server versions were written locally.
     @discardableResult
     public func pullSync() async throws -> Int {
-        try await exclusively { try await $0.runPull() }
+        try await syncGate.run { try await runPull() }
     }
 
     /// Sends every dirty record.
     /// - Returns: How many deltas were sent.
     @discardableResult
     public func pushSync() async throws -> Int {
-        try await exclusively { try await $0.runPush() }
-    }
-
-    private func exclusively<Result: Sendable>(
-        _ operation: @escaping @Sendable (isolated AquasyncClient) async throws -> Result
-    ) async throws -> Result {
-        let previous = tail
-        let task = Task { () async throws -> Result in
-            await previous?.value
-            return try await operation(self)
-        }
-        tail = Task { _ = await task.result }
-        return try await task.value
+        try await syncGate.run { try await runPush() }
     }
 
     private func runPull() async throws -> Int {
@@ -174,20 +170,21 @@ public actor AquasyncClient {
         var applied = 0
         while true {
             let ust = try await latestUST()
-            let request = SyncRequest(
-                method: .get, path: "\(basePath)/from:\(ust)?deviceToken=\(token)", accept: codec.primaryMediaType)
-            let response = try await send(request)
+            let request = endpoint.request(.get, "\(basePath)/from:\(ust)?deviceToken=\(token)")
+            let response = try await endpoint.send(request)
             if response.status == 204 { return applied }
-            let pack = try DeltaPack(try decode(response), requireID: false)
+            let pack = try DeltaPack(try endpoint.decode(SyncValue.self, from: response, of: request), requireID: false)
             guard let latest = pack.latestUST else {
-                throw AquasyncClientError(status: response.status, message: "the server's pack carries no latestUST")
+                throw SyncClientError(
+                    .invalidResponse, status: response.status,
+                    "\(request.method) \(request.pathWithoutQuery): the server's pack carries no latestUST")
             }
             applied += try await store.transaction(for: account) { tx in
                 var applied = 0
                 for (model, deltas) in pack.models {
                     for delta in deltas where try await Self.apply(delta, model: model, in: tx) { applied += 1 }
                 }
-                try await tx.setMetadata(.integer(latest), "latestUST", for: Self.deviceState)
+                try await tx.setMetadata(latest, AquasyncLocalRecords.latestUSTKey)
                 return applied
             }
             if !pack.hasMore { return applied }
@@ -206,19 +203,14 @@ public actor AquasyncClient {
     }
 
     private func runPush() async throws -> Int {
-        let cursorKey = "pushedThrough"
-        let cursor = try await store.transaction(for: account) { tx in
-            ChangePosition(UInt64(try await tx.metadata(cursorKey, for: Self.deviceState)?.integerValue ?? 0))
-        }
+        let cursor = try await store.scoped(to: account).metadata(Self.pushedThrough) ?? .start
         var dirty: [(model: String, stored: StoredRecord)] = []
         var position = cursor
-        while true {
-            let batch = try await store.changes(for: account, after: position, in: nil, limit: 1_000)
+        for try await batch in store.changePages(for: account, after: cursor) {
             for stored in batch.records where stored.record.fields[Self.dirtyColumn] == .bool(true) {
                 if let model = StoredDelta.model(of: stored.record.collection) { dirty.append((model, stored)) }
             }
             position = batch.lastPosition
-            if !batch.hasMore { break }
         }
         var pushed = 0
         var start = 0
@@ -232,7 +224,7 @@ public actor AquasyncClient {
             let request = SyncRequest(
                 method: .post, path: basePath, contentType: codec.primaryMediaType, accept: codec.primaryMediaType,
                 body: try codec.encode(pack.value(for: codec.features)))
-            _ = try decode(try await send(request))
+            _ = try await endpoint.send(request, idempotent: true, as: SyncValue.self)
             try await store.transaction(for: account) { tx in
                 for (_, stored) in chunk {
                     guard let current = try await tx.record(stored.record.key), current.position == stored.position else {
@@ -248,38 +240,9 @@ public actor AquasyncClient {
         }
         let reached = position
         if reached > cursor {
-            try await store.transaction(for: account) { tx in
-                try await tx.setMetadata(.integer(Int64(clamping: reached.rawValue)), cursorKey, for: Self.deviceState)
-            }
+            try await store.scoped(to: account).setMetadata(reached, Self.pushedThrough)
         }
         return pushed
-    }
-
-    // MARK: Requests
-
-    /// Sends `request`, retrying transient failures as ``retry`` says.
-    private func send(_ request: SyncRequest) async throws -> SyncResponse {
-        var attempt = 1
-        while true {
-            do {
-                let response = try await transport.send(request)
-                if RetryPolicy.isTransient(status: response.status, idempotent: true), attempt < retry.maxAttempts {
-                    try await sleeper.sleep(for: retry.delay(beforeRetry: attempt))
-                    attempt += 1
-                    continue
-                }
-                guard response.isSuccess else { throw AquasyncClientError(response) }
-                return response
-            } catch is TransportError where attempt < retry.maxAttempts {
-                try await sleeper.sleep(for: retry.delay(beforeRetry: attempt))
-                attempt += 1
-            }
-        }
-    }
-
-    private func decode(_ response: SyncResponse) throws -> SyncValue {
-        let answerCodec = response.contentType.flatMap { type in codec.accepts(mediaType: type) ? codec : nil } ?? codec
-        return try answerCodec.decode(response.body)
     }
 }
 
@@ -292,23 +255,6 @@ extension Delta {
     }
 }
 
-/// An answer from the server that is not a success, after any retries.
-public struct AquasyncClientError: Error, Sendable, Hashable, CustomStringConvertible {
-    /// The HTTP status.
-    public var status: Int
-    /// What the server said, or what was wrong with its answer.
-    public var message: String
-
-    /// Makes an error.
-    public init(status: Int, message: String) {
-        self.status = status
-        self.message = message
-    }
-
-    init(_ response: SyncResponse) {
-        self.init(status: response.status, message: String(decoding: response.body.prefix(2_000), as: UTF8.self))
-    }
-
-    /// The status and the message.
-    public var description: String { "server answered \(status): \(message)" }
-}
+/// The error an Aquasync client throws when a request fails: the name it had
+/// before every stack's client shared ``SyncCore/SyncClientError``.
+public typealias AquasyncClientError = SyncClientError

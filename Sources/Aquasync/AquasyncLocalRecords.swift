@@ -25,6 +25,10 @@ public struct AquasyncLocalRecords: Sendable {
     static let deviceState: PeerID = "aquasync.device"
     /// The local-only column marking a record whose change waits to be pushed.
     static let dirtyColumn = "isDirty"
+    /// The device's token.
+    static let deviceTokenKey = MetadataKey<String>("deviceToken", peer: deviceState)
+    /// The update sequence timestamp the device has pulled up to.
+    static let latestUSTKey = MetadataKey<Int64>("latestUST", peer: deviceState)
 
     /// Makes the view of a device's records.
     public init(store: any SyncStore, account: AccountID = "device", clock: any WallClock = SystemWallClock()) {
@@ -36,9 +40,9 @@ public struct AquasyncLocalRecords: Sendable {
     /// This device's token: a lowercase UUID made on first use and kept in the store.
     public func deviceToken() async throws -> String {
         try await store.transaction(for: account) { tx in
-            if case .string(let token)? = try await tx.metadata("deviceToken", for: Self.deviceState) { return token }
+            if let token = try await tx.metadata(Self.deviceTokenKey) { return token }
             let token = UUID().uuidString.lowercased()
-            try await tx.setMetadata(.string(token), "deviceToken", for: Self.deviceState)
+            try await tx.setMetadata(token, Self.deviceTokenKey)
             return token
         }
     }
@@ -77,20 +81,17 @@ public struct AquasyncLocalRecords: Sendable {
     public func objects(_ model: String) async throws -> [AquasyncObject] {
         try await store.transaction(for: account) { tx in
             var objects: [AquasyncObject] = []
-            var after: RecordID?
-            while true {
-                let page = try await tx.records(in: StoredDelta.collection(for: model), after: after, limit: 1_000)
-                for stored in page where !stored.record.isDeleted { objects.append(try Self.object(stored, model: model)) }
-                guard let last = page.last, page.count == 1_000 else { return objects }
-                after = last.record.id
+            for try await stored in tx.allRecords(in: StoredDelta.collection(for: model)) where !stored.record.isDeleted {
+                objects.append(try Self.object(stored, model: model))
             }
+            return objects
         }
     }
 
     /// The update sequence timestamp this device has pulled up to.
     public func latestUST() async throws -> Int64 {
         try await store.transaction(for: account) { tx in
-            try await tx.metadata("latestUST", for: Self.deviceState)?.integerValue ?? 0
+            try await tx.metadata(Self.latestUSTKey) ?? 0
         }
     }
 
