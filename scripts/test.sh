@@ -14,6 +14,9 @@ fi
 rm -f .build-log.txt
 # Every public symbol carries a doc comment.
 python3 scripts/check-doc-comments.py
+# The SyncCore documentation catalog builds, with no broken symbol links.
+swift package generate-documentation --target SyncCore --warnings-as-errors > .build/docc-log.txt 2>&1 \
+    || { cat .build/docc-log.txt; echo "error: the SyncCore documentation does not build"; exit 1; }
 # Tests that need PostgreSQL, Python or the built tool are skipped when those cannot be had. On a
 # developer's machine that is a convenience; under CI it would hide a missing install step, so
 # there a skipped test fails the run.
