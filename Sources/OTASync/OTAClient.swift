@@ -89,10 +89,10 @@ extension OTAClient {
     /// so the device receives what the filter now admits and drops what it no longer does.
     /// - Throws: ``OTAClientError`` with the server's status when it refuses.
     public func setFilter(_ filter: OTADataclassFilter?, for dataclass: String) async throws {
-        var params: [String: SyncValue] = ["uri": .string("dataclass/\(dataclass)/filter")]
+        var params: [String: SyncValue] = ["uri": .string(OTAResource.filter(dataclass: dataclass).uri)]
         if let filter { params["value"] = .dictionary(filter.value) }
         var session = OTAClientSession(client: self)
-        try await session.runAlone(OTACommand(name: filter == nil ? "delete" : "put", sequence: 1, params: params))
+        try await session.runAlone(OTACommand(filter == nil ? .delete : .put, sequence: 1, params: params))
     }
 }
 
@@ -102,7 +102,7 @@ extension OTAClient {
     public func sendDeviceInfo() async throws {
         var session = OTAClientSession(client: self)
         try await session.runAlone(
-            OTACommand(name: "put", sequence: 1, params: ["uri": "deviceinfo", "value": .dictionary(deviceInfo)]))
+            OTACommand(.put, sequence: 1, params: ["uri": .string(OTAResource.deviceInfo.uri), "value": .dictionary(deviceInfo)]))
     }
 }
 

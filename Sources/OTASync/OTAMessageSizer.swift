@@ -7,11 +7,16 @@ struct OTAMessageSizer: Sendable {
     let codec: any SyncCodec
     let limit: Int
     private let emptyDictionaryBytes: Int
+    private let emptyBodyBytes: Int
+
+    /// The bytes kept free for the command that carries the items, beyond the items themselves.
+    static let commandMargin = 512
 
     init(codec: any SyncCodec, limit: Int) {
         self.codec = codec
         self.limit = limit
         emptyDictionaryBytes = (try? codec.encode(Self.nested([:])).count) ?? 0
+        emptyBodyBytes = (try? codec.encode(Self.body([])).count) ?? 0
     }
 
     /// The bytes `item` adds to an `items` dictionary under `key`, measured at
@@ -25,12 +30,20 @@ struct OTAMessageSizer: Sendable {
         ["body": [["params": ["items": .dictionary(items)]]]]
     }
 
+    /// About the bytes `entries` add to a message's body, measured at the depth they have there.
+    func bytes(of entries: [OTABodyEntry]) throws -> Int {
+        try codec.encode(Self.body(entries.map(\.value))).count - emptyBodyBytes
+    }
+
+    /// Body entries where a message holds them: message → body.
+    private static func body(_ entries: [SyncValue]) -> SyncValue { ["body": .array(entries)] }
+
     /// The encoded size of a whole message.
     func bytes(of message: OTAMessage) throws -> Int { try codec.encode(message.value).count }
 
     /// The bytes left for items once `message` is encoded, keeping a margin for
     /// the `sync-changes` command that carries them.
     func room(in message: OTAMessage) throws -> Int {
-        limit - (try bytes(of: message)) - 512
+        limit - (try bytes(of: message)) - Self.commandMargin
     }
 }

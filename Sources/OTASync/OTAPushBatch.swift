@@ -77,4 +77,26 @@ struct OTAPushBatch {
         batch.cursor = max(batch.cursor, latest)
         return batch
     }
+
+    /// The batch as commands numbered from `firstSequence`: its `sync-changes` (a fragment while more
+    /// follows) with the checkpoint, and the `sync-commit` when it is the last. Its value is `sync` as it
+    /// stands once they are sent.
+    func part(of sync: DataclassSync, firstSequence: Int) -> OTAAnswerBuilder.Part<DataclassSync> {
+        var sync = sync
+        sync.pushCursor = cursor
+        let checkpoint = sync.serverAnchor(at: cursor)
+        var params: [String: SyncValue] = [
+            "uri": .string(sync.uri), "itemtype": .string(OTAItemType.records.rawValue), "items": .dictionary(items),
+            "anchors": OTAAnchors(mode: sync.mode, nextServerAnchor: checkpoint).value,
+        ]
+        if hasMore { params["more"] = true }
+        var entries: [OTABodyEntry] = [.command(OTACommand(.syncChanges, sequence: firstSequence, params: params, more: hasMore))]
+        if !hasMore {
+            entries.append(.command(OTACommand(
+                .syncCommit, sequence: firstSequence + 1,
+                params: ["uri": .string(sync.uri), "anchors": OTAAnchors(mode: .fast, nextServerAnchor: checkpoint).value])))
+            sync.phase = .committed
+        }
+        return OTAAnswerBuilder.Part(entries: entries, itemCount: items.count, value: sync)
+    }
 }
