@@ -45,8 +45,9 @@ laptop=(--store "sqlite:$work/laptop.sqlite")
 sync_phone() { "$anchorage" sync --server "$url" --user ada --codec json "${phone[@]}"; }
 sync_laptop() { "$anchorage" sync --server "$url" --user ada --codec msgpack "${laptop[@]}"; }
 
-step "the phone adds two contacts, the laptop one"
-ada=$("$anchorage" records save Contact name=Ada "email=ada@example.com" born=1815 "${phone[@]}")
+step "the phone adds two contacts, the laptop one (zip stays the text 02134; born:int makes an integer)"
+ada=$("$anchorage" records save Contact name=Ada "email=ada@example.com" born:int=1815 zip=02134 \
+    'phones:json=[{"label":"home","value":"0123456789"}]' "${phone[@]}")
 "$anchorage" records save Contact name=Alan "email=alan@example.com" "${phone[@]}" >/dev/null
 "$anchorage" records save Contact name=Grace "email=grace@example.com" "${laptop[@]}" >/dev/null
 
@@ -56,7 +57,8 @@ sync_laptop
 sync_phone
 
 step "the laptop now has"
-"$anchorage" records list Contact "${laptop[@]}"
+"$anchorage" records list Contact "${laptop[@]}" | tee "$work/laptop-first.txt"
+grep -q '"zip":"02134"' "$work/laptop-first.txt" || { echo "the zip code did not arrive as typed"; exit 1; }
 
 step "both edit Ada's contact; the later edit (the laptop's) wins everywhere"
 "$anchorage" records save Contact --gid "$ada" name=Ada "email=ada@lovelace.example" "${phone[@]}" >/dev/null

@@ -1,3 +1,4 @@
+import AppSync
 import Aquasync
 import ArgumentParser
 import Foundation
@@ -9,14 +10,25 @@ struct Records: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         abstract: "Read and edit a device's records; `anchorage sync` sends the edits.",
         discussion: """
-            Aquasync records (the default) are named by model and gid. With --stack ota the
-            records are those `anchorage sync --stack ota` syncs: named by LUID, in the dataclass
-            --dataclass (com.apple.Contacts by default), of the account --user (by default the one
-            this store was last used with):
+            Aquasync records (the default) are named by model and gid. With --stack
+            appsync they are the objects `anchorage sync --stack appsync` syncs, named
+            by type and guid; give the type as sync's --appsync-type takes it (NAME,
+            or NAME:FIELD+FIELD to name its primary key). With --stack ota they are
+            those `anchorage sync --stack ota` syncs: named by LUID, in the dataclass
+            --dataclass (com.apple.Contacts by default), of the account --user (by
+            default the one this store was last used with):
 
+              anchorage records save Contact name=Ada born:int=1815 zip=02134
+              anchorage records save --stack appsync booking pk=101 guest=Ada
               anchorage records save --stack ota --user ada com.apple.contacts.Contact "first name=Ada"
               anchorage records list --stack ota
               anchorage records delete --stack ota LUID
+
+            A field is NAME=VALUE, or NAME:TYPE=VALUE to give its type (see
+            `anchorage records save --help`).
+
+            Exit status: 0 done; 64 a bad argument or field; 65 a record the stack
+            refuses; 67 no such record; 74 the store cannot be opened.
             """,
         subcommands: [Save.self, Delete.self, List.self]
     )
@@ -24,6 +36,7 @@ struct Records: AsyncParsableCommand {
     /// The kinds of records the command edits.
     enum Stack: String, ExpressibleByArgument, CaseIterable {
         case aquasync
+        case appsync
         case ota
     }
 
@@ -31,7 +44,7 @@ struct Records: AsyncParsableCommand {
         @Option(help: "The device's local store: sqlite:PATH, postgres://USER@HOST:PORT/DATABASE or memory.")
         var store = StoreOption(argument: "sqlite:anchorage-device.sqlite")!
 
-        @Option(help: "Whose records: Aquasync's or OTA's.")
+        @Option(help: "Whose records: Aquasync's, appSync's or OTA's.")
         var stack: Stack = .aquasync
 
         @Option(help: "OTA: the dataclass (default com.apple.Contacts).")
@@ -52,10 +65,23 @@ struct Records: AsyncParsableCommand {
             try await store.withStore { store in try await body(AquasyncLocalRecords(store: store)) }
         }
 
+        /// Runs `body` with an appSync client for the type `type` (`NAME` or `NAME:FIELD+FIELD`), which never syncs.
+        func withAppSyncObjects<Result: Sendable>(
+            _ type: String, _ body: (AppSyncClient, AppSyncObjectType) async throws -> Result
+        ) async throws -> Result {
+            let objectType = try AppSyncObjectType(argument: type)
+            return try await store.withStore { store in
+                let client = AppSyncClient(
+                    store: store, transport: NoNetwork(), codec: CodecChoice.json.codec, types: [objectType],
+                    policy: NewestWinsPolicy())
+                return try await body(client, objectType)
+            }
+        }
+
         /// Runs `body` with the device's OTA records and the dataclass to work on.
         func withOTARecords<Result: Sendable>(_ body: (OTADeviceRecords, String) async throws -> Result) async throws -> Result {
             try await store.withStore { store in
-                let account = try await OTADeviceSettings.account(user, in: store)
+                let account = try await DeviceSettings.otaAccount(user, in: store)
                 return try await body(OTADeviceRecords(store: store, account: account), dataclass ?? OTADefaults.dataclass)
             }
         }
@@ -63,93 +89,127 @@ struct Records: AsyncParsableCommand {
 
     struct Save: AsyncParsableCommand {
         static let configuration = CommandConfiguration(
-            abstract: "Create or replace a record: anchorage records save Contact name=Ada age=36",
+            abstract: "Create or replace a record: anchorage records save Contact name=Ada born:int=1815",
             discussion: """
-                With --stack ota the first argument is the entity and the record's LUID is printed:
-                anchorage records save --stack ota com.apple.contacts.Contact "first name=Ada"
+                A field is NAME=VALUE or NAME:TYPE=VALUE. Without a type, VALUE is text
+                unless it reads back as exactly what was typed: 1815 is an integer, 2.5
+                a real, true and false are Booleans; 02134, +4930123, 1e3, 0x10, 1.50,
+                -0 and " 7" stay text. A type says what you mean:
+
+                  string  zip:string=12345
+                  int     born:int=1815
+                  real    ratio:real=1.50
+                  bool    flag:bool=true
+                  date    when:date=2026-01-01T00:00:00Z   (ISO 8601, Z or offset)
+                  data    photo:data=@face.jpg, key:data=AAEC   (@FILE or base64)
+                  json    'emails:json=[{"label":"home","value":"a@b.c"}]'
+
+                json takes any JSON value (arrays, objects, null) in the form
+                `records list` prints, where {"$date":"..."} is a date and
+                {"$data":"..."} data, so a listed field saved back is the same value.
+                A field whose own name ends in :WORD is written with a type:
+                a:b:string=x.
+
+                Prints the record's id. With --stack appsync the first argument is the
+                type and --guid names the object to replace; with --stack ota the first
+                argument is the entity and --luid names the record to replace:
+                  anchorage records save --stack ota com.apple.contacts.Contact "first name=Ada"
                 """)
 
-        @Argument(help: "The model, such as Contact; with --stack ota the entity, such as com.apple.contacts.Contact.")
+        @Argument(
+            help: """
+                The model, such as Contact; with --stack appsync the type (NAME or NAME:FIELD+FIELD); with --stack \
+                ota the entity, such as com.apple.contacts.Contact.
+                """)
         var model: String
 
-        @Argument(help: "Fields as name=value; integers, reals, true and false are typed, the rest is text.")
+        @Argument(help: "Fields as NAME=VALUE or NAME:TYPE=VALUE (TYPE: string, int, real, bool, date, data, json).")
         var fields: [String] = []
 
         @Option(help: "Aquasync: the record's gid; a new one when omitted.")
         var gid: String?
+
+        @Option(help: "appSync: the guid of the object to replace; a new object when omitted.")
+        var guid: String?
 
         @Option(help: "OTA: the LUID of the record to replace; a new record when omitted.")
         var luid: String?
 
         @OptionGroup var device: Device
 
-        /// Refuses an id option of the other stack.
+        /// Refuses an id option of another stack.
         func validate() throws {
-            if device.stack == .ota, gid != nil { throw ValidationError("--gid is for Aquasync; OTA records take --luid") }
-            if device.stack == .aquasync, luid != nil { throw ValidationError("--luid goes with --stack ota") }
+            let given = [(Stack.aquasync, "--gid", gid), (.appsync, "--guid", guid), (.ota, "--luid", luid)]
+            for (stack, option, value) in given where value != nil && stack != device.stack {
+                throw ValidationError("\(option) goes with --stack \(stack.rawValue)")
+            }
         }
 
         func run() async throws {
-            let values = try Self.values(fields)
-            let (model, gid, luid) = (model, gid, luid)
+            let values: [String: SyncValue]
+            do {
+                values = try RecordFields.fields(fields)
+            } catch {
+                throw failure(error.description, code: 64)
+            }
+            let (model, gid, guid, luid) = (model, gid, guid, luid)
             let saved: String
-            switch device.stack {
-            case .aquasync:
-                saved = try await device.withRecords { try await $0.save(model, gid: gid, fields: values) }
-            case .ota:
-                saved = try await device.withOTARecords { records, dataclass in
-                    try await records.save(dataclass: dataclass, luid: luid, entity: model, fields: values)
+            do {
+                switch device.stack {
+                case .aquasync:
+                    saved = try await device.withRecords { try await $0.save(model, gid: gid, fields: values) }
+                case .appsync:
+                    saved = try await device.withAppSyncObjects(model) { client, type in
+                        try await client.save(type.name, guid: guid, fields: values)
+                    }
+                case .ota:
+                    saved = try await device.withOTARecords { records, dataclass in
+                        try await records.save(dataclass: dataclass, luid: luid, entity: model, fields: values)
+                    }
                 }
+            } catch let error as AquasyncValidationError {
+                throw failure("cannot save: \(error)", code: 65)
+            } catch let error as AppSyncError {
+                throw failure("cannot save: \(error.message)", code: 65)
             }
             print(saved)
-        }
-
-        /// Reads `name=value` arguments into fields, typing each value with ``value(_:)``.
-        /// - Throws: `ValidationError` for an argument without a name and `=`.
-        static func values(_ fields: [String]) throws -> [String: SyncValue] {
-            var values: [String: SyncValue] = [:]
-            for field in fields {
-                guard let equals = field.firstIndex(of: "="), equals != field.startIndex else {
-                    throw ValidationError("'\(field)' is not name=value")
-                }
-                values[String(field[..<equals])] = Self.value(String(field[field.index(after: equals)...]))
-            }
-            return values
-        }
-
-        static func value(_ text: String) -> SyncValue {
-            if let integer = Int64(text) { return .integer(integer) }
-            if let real = Double(text), text.contains(".") { return .real(real) }
-            if text == "true" || text == "false" { return .bool(text == "true") }
-            return .string(text)
         }
     }
 
     struct Delete: AsyncParsableCommand {
         static let configuration = CommandConfiguration(
-            abstract: "Soft-delete a record: anchorage records delete MODEL GID, or delete --stack ota LUID.")
+            abstract: "Soft-delete a record: anchorage records delete MODEL GID, delete --stack appsync TYPE GUID, or delete --stack ota LUID.")
 
-        @Argument(help: "The model; with --stack ota the record's LUID.")
+        @Argument(help: "The model; with --stack appsync the type; with --stack ota the record's LUID.")
         var model: String
 
-        @Argument(help: "Aquasync: the record's gid.")
-        var gid: String?
+        @Argument(help: "Aquasync: the record's gid; appSync: the object's guid.")
+        var id: String?
 
         @OptionGroup var device: Device
 
-        /// Checks that the arguments fit the stack: MODEL GID, or one LUID.
+        /// Checks that the arguments fit the stack: MODEL GID, TYPE GUID, or one LUID.
         func validate() throws {
             switch device.stack {
-            case .aquasync: if gid == nil { throw ValidationError("name the record: anchorage records delete MODEL GID") }
-            case .ota: if gid != nil { throw ValidationError("with --stack ota, name the record by its LUID alone") }
+            case .aquasync: if id == nil { throw ValidationError("name the record: anchorage records delete MODEL GID") }
+            case .appsync: if id == nil { throw ValidationError("name the object: anchorage records delete --stack appsync TYPE GUID") }
+            case .ota: if id != nil { throw ValidationError("with --stack ota, name the record by its LUID alone") }
             }
         }
 
         func run() async throws {
             switch device.stack {
             case .aquasync:
-                let (model, gid) = (model, gid ?? "")
+                let (model, gid) = (model, id ?? "")
                 try await device.withRecords { try await $0.delete(model, gid: gid) }
+            case .appsync:
+                let guid = id ?? ""
+                let found = try await device.withAppSyncObjects(model) { client, type in
+                    guard try await client.object(type.name, guid: guid) != nil else { return false }
+                    try await client.delete(type.name, guid: guid)
+                    return true
+                }
+                guard found else { throw failure("no object \(guid) of type \(model)", code: 67) }
             case .ota:
                 let luid = model
                 let found = try await device.withOTARecords { records, dataclass in
@@ -166,21 +226,32 @@ struct Records: AsyncParsableCommand {
 
     struct List: AsyncParsableCommand {
         static let configuration = CommandConfiguration(
-            abstract: "List a model's records (or, with --stack ota, a dataclass's), one JSON line each.",
+            abstract: "List a model's records (or an appSync type's, or an OTA dataclass's), one JSON line each.",
             discussion: """
-                An OTA line has the record's luid, entity and fields, and, while a conflict waits
-                for the user, the device's version that lost as conflict.
+                An Aquasync line has the record's gid, dirty (whether its change waits
+                to be sent) and fields; an appSync line its guid and fields; an OTA
+                line its luid, entity and fields, and, while a conflict waits for the
+                user, the device's version that lost as conflict.
+
+                fields holds each value in the form NAME:json=... reads: text is a JSON
+                string of exactly the text saved; integers and reals are JSON numbers
+                (a real always with a '.' or an exponent); true, false, null, arrays
+                and objects are JSON's own; a date is {"$date":"2026-01-01T00:00:00Z"},
+                data {"$data":"BASE64"}, NaN and infinity {"$real":"nan"} ("inf",
+                "-inf"), and an object that is one entry under one of these keys is
+                wrapped in {"$dictionary":...}.
                 """)
 
-        @Argument(help: "The model; not with --stack ota, which lists --dataclass.")
+        @Argument(help: "The model, or with --stack appsync the type; not with --stack ota, which lists --dataclass.")
         var model: String?
 
         @OptionGroup var device: Device
 
-        /// Checks that a model is named for Aquasync and not for OTA.
+        /// Checks that a model is named for Aquasync and appSync, and not for OTA.
         func validate() throws {
             switch device.stack {
             case .aquasync: if model == nil { throw ValidationError("name the model: anchorage records list MODEL") }
+            case .appsync: if model == nil { throw ValidationError("name the type: anchorage records list --stack appsync TYPE") }
             case .ota: if model != nil { throw ValidationError("with --stack ota, name the dataclass with --dataclass") }
             }
         }
@@ -190,10 +261,18 @@ struct Records: AsyncParsableCommand {
             case .aquasync:
                 let model = model ?? ""
                 for object in try await device.withRecords({ try await $0.objects(model) }) {
-                    let line: SyncValue = [
-                        "gid": .string(object.gid), "dirty": .bool(object.isDirty), "fields": .dictionary(object.fields),
-                    ]
-                    print(String(decoding: try CodecChoice.json.codec.encode(line), as: UTF8.self))
+                    print(
+                        try RecordFields.line([
+                            "gid": .string(object.gid), "dirty": .bool(object.isDirty),
+                            "fields": RecordFields.listedFields(object.fields),
+                        ]))
+                }
+            case .appsync:
+                let objects = try await device.withAppSyncObjects(model ?? "") { client, type in
+                    try await client.objects(type.name)
+                }
+                for object in objects {
+                    print(try RecordFields.line(["guid": .string(object.guid), "fields": RecordFields.listedFields(object.fields)]))
                 }
             case .ota:
                 let (records, conflicts) = try await device.withOTARecords { records, dataclass in
@@ -201,12 +280,21 @@ struct Records: AsyncParsableCommand {
                 }
                 for (luid, record) in records.sorted(by: { $0.key < $1.key }) {
                     var line: [String: SyncValue] = [
-                        "luid": .string(luid), "entity": .string(record.entity), "fields": .dictionary(record.fields),
+                        "luid": .string(luid), "entity": .string(record.entity),
+                        "fields": RecordFields.listedFields(record.fields),
                     ]
-                    if let conflict = conflicts[luid] { line["conflict"] = .dictionary(conflict) }
-                    print(String(decoding: try CodecChoice.json.codec.encode(.dictionary(line)), as: UTF8.self))
+                    if let conflict = conflicts[luid] { line["conflict"] = RecordFields.listedFields(conflict) }
+                    print(try RecordFields.line(line))
                 }
             }
         }
+    }
+}
+
+/// The transport of a client that only edits its local store: `anchorage
+/// records` never syncs, so any request is a mistake.
+private struct NoNetwork: SyncClientTransport {
+    func send(_ request: SyncRequest) async throws -> SyncResponse {
+        throw TransportError(.connectionFailed, "anchorage records does not use the network")
     }
 }

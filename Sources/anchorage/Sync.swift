@@ -11,12 +11,20 @@ struct Sync: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         abstract: "Sync a device's local store with a server once.",
         discussion: """
-            The password comes from the ANCHORAGE_PASSWORD environment variable, or a bearer
-            token from ANCHORAGE_TOKEN. Edit the device's records with `anchorage records`.
+            The account is --user, with its password in the ANCHORAGE_PASSWORD
+            environment variable, or the one a bearer token in ANCHORAGE_TOKEN names.
+            The store remembers --user for each stack, so later syncs of the same
+            store need only the password. Without a token, and with no account given
+            or remembered, sync stops before sending anything (exit status 64).
+            Edit the device's records with `anchorage records`.
 
-            --stack ota syncs the --dataclass dataclasses with the server's /ota as the account
-            --user (by default the one this store was last used with), presenting --device-id
-            (by default an id made on the store's first OTA use and kept in it).
+            --stack ota syncs the --dataclass dataclasses with the server's /ota as
+            the account, presenting --device-id (by default an id made on the store's
+            first OTA use and kept in it). --stack appsync syncs the --appsync-type
+            object types with /rest.
+
+            Exit status: 0 synced; 64 a bad argument, or no account or password; 69
+            the server refused or could not be reached; 74 the store cannot be opened.
             """
     )
 
@@ -50,7 +58,11 @@ struct Sync: AsyncParsableCommand {
     @Option(help: "The codec messages travel in.")
     var codec: CodecChoice = .json
 
-    @Option(help: "The account to sync as; OTA: by default the one this store was last used with.")
+    @Option(
+        help: """
+            The account to sync as (needed with ANCHORAGE_PASSWORD); by default the one this store was last \
+            used with for the stack.
+            """)
     var user: String?
 
     @Option(name: .customLong("appsync-type"), help: "appSync: an object type as NAME or NAME:FIELD+FIELD. Repeatable.")
@@ -69,9 +81,12 @@ struct Sync: AsyncParsableCommand {
         guard let url = URL(string: server), url.scheme == "http" || url.scheme == "https" else {
             throw ValidationError("--server must be an http:// or https:// address")
         }
-        let transport = Self.transport(to: url, as: user)
         do {
             try await store.withStore { localStore in
+                // Everything the credentials need is settled before the first request.
+                let account = try await DeviceSettings.account(user, stack: stack.rawValue, in: localStore)
+                let transport = try Self.transport(
+                    to: url, as: account, stack: stack, environment: ProcessInfo.processInfo.environment)
                 switch stack {
                 case .aquasync:
                     let client = AquasyncClient(store: localStore, transport: transport, codec: codec.codec)
@@ -84,13 +99,12 @@ struct Sync: AsyncParsableCommand {
                     let report = try await client.doSync()
                     print("synced with \(server) in \(codec.rawValue): downloaded \(report.downloaded), uploaded \(report.uploaded), conflicts \(report.conflicts), rejected \(report.rejected.count)")
                 case .ota:
-                    let account = try await OTADeviceSettings.account(user, in: localStore)
+                    guard let account else { throw Self.noAccount(stack) }
                     let device: String
-                    if let deviceID { device = deviceID } else { device = try await OTADeviceSettings.deviceID(in: localStore) }
+                    if let deviceID { device = deviceID } else { device = try await DeviceSettings.deviceID(in: localStore) }
                     let client = OTAClient(
                         records: OTADeviceRecords(store: localStore, account: account), deviceID: device,
-                        transport: Self.transport(to: url, as: account.rawValue),
-                        codec: codec.codec, dataclasses: Self.unique(dataclasses))
+                        transport: transport, codec: codec.codec, dataclasses: Self.unique(dataclasses))
                     let report = try await client.sync()
                     print("synced with \(server) in \(codec.rawValue) as \(account) (device \(device)): \(Self.summary(report, dataclasses: client.dataclasses))")
                 }
@@ -106,19 +120,28 @@ struct Sync: AsyncParsableCommand {
         }
     }
 
-    /// A transport to `url` with the credentials from the environment: a
-    /// bearer token from ANCHORAGE_TOKEN, or else, when `user` is known, a
-    /// password from ANCHORAGE_PASSWORD.
-    static func transport(to url: URL, as user: String?) -> any SyncClientTransport {
+    /// A transport to `url` with the credentials from `environment`: a bearer
+    /// token from ANCHORAGE_TOKEN, or else `account` with the password from
+    /// ANCHORAGE_PASSWORD.
+    /// - Throws: exit status 64, with one line, when there is no token and the
+    ///   account or the password is missing, so nothing is sent that the server must refuse.
+    static func transport(
+        to url: URL, as account: AccountID?, stack: Stack, environment: [String: String]
+    ) throws -> any SyncClientTransport {
         let transport: any SyncClientTransport = HTTPClientTransport(baseURL: url)
-        let environment = ProcessInfo.processInfo.environment
-        if let token = environment["ANCHORAGE_TOKEN"] {
+        if let token = environment["ANCHORAGE_TOKEN"], !token.isEmpty {
             return transport.with(CredentialsMiddleware(.bearer(token)))
-        } else if let user {
-            return transport.with(
-                CredentialsMiddleware(.basic(username: user, password: environment["ANCHORAGE_PASSWORD"] ?? "")))
         }
-        return transport
+        guard let account else { throw noAccount(stack) }
+        guard let password = environment["ANCHORAGE_PASSWORD"], !password.isEmpty else {
+            throw failure("set ANCHORAGE_PASSWORD to the password of \(account) (or ANCHORAGE_TOKEN to a bearer token)", code: 64)
+        }
+        return transport.with(CredentialsMiddleware(.basic(username: account.rawValue, password: password)))
+    }
+
+    /// The one line, naming `--user`, of a sync whose account is unknown (exit status 64).
+    static func noAccount(_ stack: Stack) -> ExitCode {
+        failure("name the account to sync as with --user (this store has not been used with one for \(stack.rawValue) yet)", code: 64)
     }
 
     /// The one-line account of an OTA session: round trips, items each way,
