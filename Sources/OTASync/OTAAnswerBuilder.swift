@@ -5,10 +5,11 @@ import SyncCore
 ///
 /// Responses go in as they are (``append(_:)``). The push's commands go in
 /// through ``appendFitting(_:)``: each part is sized before it is appended —
-/// first by the sizer's estimate of its entries added to the answer's encoded
-/// size, then by encoding the answer with it — and made again for less room
-/// when it does not fit. Nothing is appended, and no session state changes,
-/// until a part fits.
+/// made for the room the answer's encoded size leaves, by the sizer's
+/// estimate of each item, then checked by encoding the answer with it — and
+/// made again for less room when it does not fit. Nothing is appended, and no
+/// session state changes, until a part fits; the answer is measured once per
+/// message and once per part appended.
 struct OTAAnswerBuilder {
     let sizer: OTAMessageSizer
     /// The header the answer is measured with.
@@ -49,12 +50,7 @@ struct OTAAnswerBuilder {
         var room = sizer.limit - answerBytes - OTAMessageSizer.commandMargin
         while room > 1_024 {
             guard let part = try await make(room) else { return nil }
-            let estimate = answerBytes + (try sizer.bytes(of: part.entries))
-            if estimate > sizer.limit, part.itemCount > 1 {
-                room -= estimate - sizer.limit + 1_024
-                continue
-            }
-            // The estimate is not the encoded size (a binary plist's references widen as it grows): the encoding decides.
+            // The items' sizes are estimates (a binary plist's references widen as it grows): the encoding decides.
             let size = try sizer.bytes(of: OTAMessage(header: header, body: body + part.entries))
             if size > sizer.limit, part.itemCount > 1 {
                 room -= size - sizer.limit + 1_024

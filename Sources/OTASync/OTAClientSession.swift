@@ -63,8 +63,8 @@ struct OTAClientSession {
         for entry in reply.body {
             switch entry {
             case .response(let response):
-                if let mode = try await incoming.take(response, syncs: &syncs) {
-                    try await outgoing.prepare(&syncs[response.uri!]!, mode: mode)
+                if let mode = try await incoming.take(response, syncs: &syncs), let uri = response.uri {
+                    try await outgoing.prepare(&syncs[uri]!, mode: mode)  // E_NegotiationFailed: it starts again
                 }
             case .command(let command):
                 if let answer = try await incoming.run(command, syncs: &syncs) { outgoing.queue(answer.response, urgent: answer.urgent) }

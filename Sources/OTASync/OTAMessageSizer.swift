@@ -7,7 +7,6 @@ struct OTAMessageSizer: Sendable {
     let codec: any SyncCodec
     let limit: Int
     private let emptyDictionaryBytes: Int
-    private let emptyBodyBytes: Int
 
     /// The bytes kept free for the command that carries the items, beyond the items themselves.
     static let commandMargin = 512
@@ -16,7 +15,6 @@ struct OTAMessageSizer: Sendable {
         self.codec = codec
         self.limit = limit
         emptyDictionaryBytes = (try? codec.encode(Self.nested([:])).count) ?? 0
-        emptyBodyBytes = (try? codec.encode(Self.body([])).count) ?? 0
     }
 
     /// The bytes `item` adds to an `items` dictionary under `key`, measured at
@@ -29,14 +27,6 @@ struct OTAMessageSizer: Sendable {
     private static func nested(_ items: [String: SyncValue]) -> SyncValue {
         ["body": [["params": ["items": .dictionary(items)]]]]
     }
-
-    /// About the bytes `entries` add to a message's body, measured at the depth they have there.
-    func bytes(of entries: [OTABodyEntry]) throws -> Int {
-        try codec.encode(Self.body(entries.map(\.value))).count - emptyBodyBytes
-    }
-
-    /// Body entries where a message holds them: message → body.
-    private static func body(_ entries: [SyncValue]) -> SyncValue { ["body": .array(entries)] }
 
     /// The encoded size of a whole message.
     func bytes(of message: OTAMessage) throws -> Int { try codec.encode(message.value).count }
