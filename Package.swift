@@ -177,6 +177,17 @@ let package = Package(
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
             ]
         ),
+
+        // MARK: Examples (docs/custom-stack.md): a fourth stack written only through the public API, and
+        // the README's first example. Targets of this package, so CI builds them with everything else.
+        .target(name: "NotesStack", dependencies: ["SyncCore"], path: "Examples/NotesStack/Sources"),
+        .testTarget(
+            name: "NotesStackTests",
+            dependencies: ["NotesStack", "SyncCore", "SyncTesting", "SyncHTTP", "SyncJSON"],
+            path: "Examples/NotesStack/Tests"),
+        .executableTarget(
+            name: "QuickStart", dependencies: ["Aquasync", "SyncCore", "SyncJSON"], path: "Examples/QuickStart"),
+        .testTarget(name: "QuickStartTests", dependencies: ["QuickStart", "SyncTesting"], path: "Examples/QuickStartTests"),
     ]
 )
 

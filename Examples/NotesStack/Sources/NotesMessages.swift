@@ -1,0 +1,46 @@
+import SyncCore
+
+// The notes protocol on the wire. Every message is `Codable`: the server reads
+// and writes them through `SyncValueEncoder` / `SyncValueDecoder` and a codec,
+// the client through `SyncEndpoint`, so any codec carries them.
+//
+//   GET  {mount}/changes?after={revision}  →  ChangesAnswer
+//   POST {mount}/push   PushRequest        →  PushAnswer
+//
+// A note's *revision* is the position of its last write in the server store's
+// change sequence: it grows with every write, so "the changes after revision
+// R" and "the version this edit was based on" are the same kind of number.
+
+/// A note as the server has it, with its revision.
+struct ServerNote: Codable, Sendable, Hashable {
+    var note: Note
+    var revision: ChangePosition
+}
+
+/// One page of the server's changes.
+struct ChangesAnswer: Codable, Sendable {
+    var notes: [ServerNote]
+    /// Ask after this revision next time.
+    var cursor: ChangePosition
+    /// Whether more changes follow this page.
+    var more: Bool
+}
+
+/// A device's local change: the note as the device has it now, and the
+/// revision it was based on (`.start` for a note the server has never seen).
+struct NoteChange: Codable, Sendable, Hashable {
+    var note: Note
+    var base: ChangePosition
+}
+
+/// The body of a push: the device's changes.
+struct PushRequest: Codable, Sendable {
+    var changes: [NoteChange]
+}
+
+/// The answer to a push: the server's copy of every note pushed, after the
+/// push, and how many of them conflicted.
+struct PushAnswer: Codable, Sendable {
+    var notes: [ServerNote]
+    var conflicts: Int
+}
