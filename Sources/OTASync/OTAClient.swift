@@ -16,9 +16,20 @@ public import SyncCore
 /// its changes since the last sync (all its records for a slow sync), split
 /// into fragments under ``maxMessageBytes``. The server's changes are applied
 /// one `sync-changes` at a time, each in one transaction with the checkpoint
-/// anchor it carries, so a session cut anywhere resumes from there. A message
-/// that gets no answer is sent again, byte for byte; the server answers a
-/// repeated message from its cache.
+/// anchor it carries, so a session cut anywhere resumes from there.
+///
+/// ## Sending
+/// Messages go through a ``SyncCore/SyncEndpoint``: a message that gets no
+/// answer, or a 429 or 5xx, is sent again, byte for byte, as ``retry`` says,
+/// waiting on the `sleeper` clock (a `Retry-After` sets the wait). A message
+/// is idempotent — the server recognises a repeat and answers it from its
+/// reply cache — so any 5xx is retried. What is left is thrown as a
+/// ``SyncCore/SyncClientError``; ``OTAClientError`` is for the protocol's own
+/// refusals, an OTA status from the server.
+///
+/// Sessions run one at a time: ``sync()``, ``setFilter(_:for:)`` and
+/// ``sendDeviceInfo()`` called together on the same client (or copies of it)
+/// run one after the other.
 public struct OTAClient: Sendable {
     /// The device's records.
     public let records: OTADeviceRecords
@@ -48,16 +59,34 @@ public struct OTAClient: Sendable {
     /// Whether to keep id maps for the next session instead of answering a final message with them
     /// (the default: a fast sync then takes one round trip; the next session delivers them first).
     public let defersIDMap: Bool
-    /// How often a message that got no answer is sent again before the sync fails.
-    public let retries: Int
+    /// How a message that got no answer, or a transient failure, is sent again.
+    public var retry: RetryPolicy { endpoint.retry }
+    /// Sends the messages, retrying transient failures.
+    let endpoint: SyncEndpoint
+    /// Lets one session run at a time.
+    package let syncGate = SyncGate()
 
     /// Makes a client.
+    /// - Parameters:
+    ///   - records: The device's records.
+    ///   - deviceID: The device's identifier (`deviceid`).
+    ///   - transport: Carries messages to the server (add credentials with a middleware).
+    ///   - codec: The codec messages travel in.
+    ///   - dataclasses: The dataclasses to sync, in this order.
+    ///   - path: Where the server is mounted.
+    ///   - itemType: Whole records (RLD) or changed fields (FLD) in a fast sync.
+    ///   - directions: Which way each dataclass syncs; two-way for one not named.
+    ///   - maxMessageBytes: The largest message the device sends (at least 4 KiB).
+    ///   - deviceInfo: What the device answers `get deviceinfo` with.
+    ///   - defersIDMap: Whether id maps wait for the next session.
+    ///   - retry: How transient failures are retried.
+    ///   - sleeper: The clock the waits between retries are slept on: a test passes a `TestClock`.
     public init(
         records: OTADeviceRecords, deviceID: String, transport: any SyncClientTransport, codec: any SyncCodec,
         dataclasses: [String], path: String = "/ota", itemType: OTAItemType = .records, directions: [String: OTADirection] = [:],
         maxMessageBytes: Int = 1 << 20,
         deviceInfo: [String: SyncValue] = ["model": "Anchorage", "software": .string(AnchorageVersion.current)],
-        defersIDMap: Bool = true, retries: Int = 3
+        defersIDMap: Bool = true, retry: RetryPolicy = .default, sleeper: any Clock<Duration> = ContinuousClock()
     ) {
         self.records = records
         self.deviceID = deviceID
@@ -70,16 +99,19 @@ public struct OTAClient: Sendable {
         self.maxMessageBytes = max(4_096, maxMessageBytes)
         self.deviceInfo = deviceInfo
         self.defersIDMap = defersIDMap
-        self.retries = max(0, retries)
+        self.endpoint = SyncEndpoint(transport: transport, codecs: CodecSet([codec]), retry: retry, clock: sleeper)
     }
 
     /// Runs one session.
     /// - Returns: what travelled and how.
-    /// - Throws: ``OTAClientError`` when the server refuses a message or a dataclass, ``TransportError`` when it cannot be reached.
+    /// - Throws: ``OTAClientError`` when the server refuses a message or a dataclass,
+    ///   ``SyncCore/SyncClientError`` when a message cannot be delivered or its answer read.
     @discardableResult
     public func sync() async throws -> OTASyncReport {
-        var session = OTAClientSession(client: self)
-        return try await session.run()
+        try await syncGate.run {
+            var session = OTAClientSession(client: self)
+            return try await session.run()
+        }
     }
 }
 
@@ -87,22 +119,28 @@ extension OTAClient {
     /// Tells the server what the device wants of a dataclass (`put dataclass/<name>/filter`), or
     /// removes the filter (`delete`) when `filter` is nil. The next sync of the dataclass is slow,
     /// so the device receives what the filter now admits and drops what it no longer does.
-    /// - Throws: ``OTAClientError`` with the server's status when it refuses.
+    /// - Throws: ``OTAClientError`` with the server's status when it refuses,
+    ///   ``SyncCore/SyncClientError`` when the message cannot be delivered or its answer read.
     public func setFilter(_ filter: OTADataclassFilter?, for dataclass: String) async throws {
         var params: [String: SyncValue] = ["uri": .string(OTAResource.filter(dataclass: dataclass).uri)]
         if let filter { params["value"] = .dictionary(filter.value) }
-        var session = OTAClientSession(client: self)
-        try await session.runAlone(OTACommand(filter == nil ? .delete : .put, sequence: 1, params: params))
+        try await syncGate.run {
+            var session = OTAClientSession(client: self)
+            try await session.runAlone(OTACommand(filter == nil ? .delete : .put, sequence: 1, params: params))
+        }
     }
 }
 
 extension OTAClient {
     /// Tells the server the device's info changed (`put deviceinfo` with ``deviceInfo``).
-    /// - Throws: ``OTAClientError`` with the server's status when it refuses.
+    /// - Throws: ``OTAClientError`` with the server's status when it refuses,
+    ///   ``SyncCore/SyncClientError`` when the message cannot be delivered or its answer read.
     public func sendDeviceInfo() async throws {
-        var session = OTAClientSession(client: self)
-        try await session.runAlone(
-            OTACommand(.put, sequence: 1, params: ["uri": .string(OTAResource.deviceInfo.uri), "value": .dictionary(deviceInfo)]))
+        try await syncGate.run {
+            var session = OTAClientSession(client: self)
+            try await session.runAlone(
+                OTACommand(.put, sequence: 1, params: ["uri": .string(OTAResource.deviceInfo.uri), "value": .dictionary(deviceInfo)]))
+        }
     }
 }
 
@@ -120,7 +158,8 @@ public struct OTASyncReport: Sendable, Hashable {
     public var conflicts = 0
 }
 
-/// The server refused a message or a dataclass.
+/// The server refused a message or a dataclass with an OTA status (failures
+/// to deliver a message are ``SyncCore/SyncClientError``s).
 public struct OTAClientError: Error, Sendable, Hashable, CustomStringConvertible {
     /// The status the server gave.
     public var result: OTAResult

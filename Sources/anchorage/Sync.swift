@@ -109,13 +109,14 @@ struct Sync: AsyncParsableCommand {
                     print("synced with \(server) in \(codec.rawValue) as \(account) (device \(device)): \(Self.summary(report, dataclasses: client.dataclasses))")
                 }
             }
-        } catch let error as AquasyncClientError {
-            throw failure("sync failed: \(error)", code: 69)
-        } catch let error as AppSyncError {
+        } catch let error as SyncClientError {
+            // Every stack's failure to reach the server or read its answer.
             throw failure("sync failed: \(error)", code: 69)
         } catch let error as OTAClientError {
+            // The OTA server refused a message or a dataclass.
             throw failure("sync failed: \(error)", code: 69)
-        } catch let error as TransportError {
+        } catch let error as AppSyncError {
+            // An appSync object that does not read back.
             throw failure("sync failed: \(error)", code: 69)
         }
     }

@@ -65,7 +65,12 @@ struct OTAHarness: Sendable {
             client: OTAClient(
                 records: records, deviceID: id, transport: transport ?? loopback, codec: codec.codec,
                 dataclasses: Dataclass.all, itemType: itemType, maxMessageBytes: maxMessageBytes, defersIDMap: defersIDMap,
-                retries: retries))
+                retry: Self.retryAtOnce(retries)))
+    }
+
+    /// Sends a message that got no answer again at once, up to `retries` times: no test waits.
+    static func retryAtOnce(_ retries: Int) -> RetryPolicy {
+        RetryPolicy(maxAttempts: retries + 1, initialDelay: .zero, jitter: 0)
     }
 
     /// The server's live records of a dataclass, by content.

@@ -255,7 +255,7 @@ struct OTASentAgainTests {
         try await phone.records.save(dataclass: Dataclass.contacts, luid: luid, entity: Dataclass.contact, fields: ["first name": "Ada (phone)"])
         let faults = FaultInjectingMiddleware(plan: .scripted([.cutAfterProcessing]))
         let cut = harness.device("phone", through: harness.loopback.with(faults), store: phoneStore, retries: 0)
-        await #expect(throws: TransportError.self) { try await cut.sync() }
+        await #expect(throws: SyncClientError.self) { try await cut.sync() }
         #expect(try await harness.serverRecords(Dataclass.contacts).map(\.fields) == [["first name": "Ada (phone)"]])
 
         let laptopID = try #require(try await laptop.records.records(dataclass: Dataclass.contacts).keys.first)
