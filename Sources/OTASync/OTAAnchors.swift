@@ -1,7 +1,7 @@
 public import SyncCore
 
 /// How a dataclass syncs in a session.
-public enum OTASyncMode: String, Hashable, Sendable, CaseIterable {
+public enum OTASyncMode: String, Hashable, Sendable, CaseIterable, Codable {
     /// Only the changes since the last sync travel, both ways.
     case fast
     /// The device sends every record; the server matches them to its own and sends what the device lacks.

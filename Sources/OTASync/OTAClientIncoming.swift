@@ -23,9 +23,9 @@ struct OTAClientIncoming {
         guard !idMaps.isEmpty else { return }
         try await store.transaction { tx in
             for (uri, uuids) in idMaps {
-                var pending = try await OTAClientState.pendingIDMap(uri, in: tx)
+                var pending = try await tx.metadata(OTAClientState.pendingIDMap(uri)) ?? [:]
                 for uuid in uuids { pending[uuid] = nil }
-                try await OTAClientState.setPendingIDMap(pending, uri, in: tx)
+                try await tx.setMetadata(pending.isEmpty ? nil : pending, OTAClientState.pendingIDMap(uri))
             }
         }
         for uri in idMaps.keys { syncs[uri]?.pendingIDMap = [:] }
@@ -71,12 +71,12 @@ struct OTAClientIncoming {
         let (uri, snapshot, sent, mode, sentRecords) = (sync.uri, sync.snapshot, sync.sentLUIDs, sync.mode, sync.sentRecords)
         let sentAll = sync.direction != .toDevice
         try await store.transaction { tx in
-            if sentAll { try await OTAClientState.setSentPosition(snapshot, uri, in: tx) }
+            if sentAll { try await tx.setMetadata(snapshot, OTAClientState.sentPosition(uri)) }
             for (luid, record) in sentRecords { try await OTAClientState.setSynced(record, luid, uri, in: tx) }
-            var ids = mode == .fast ? try await OTAClientState.ids(uri, in: tx) : [:]
+            var ids = mode == .fast ? try await tx.metadata(OTAClientState.ids(uri)) ?? [:] : [:]
             for luid in sent where ids[luid] == nil { ids[luid] = "" }
-            try await OTAClientState.setIDs(ids, uri, in: tx)
-            if let serverAnchor { try await OTAClientState.setServerAnchor(serverAnchor, uri, in: tx) }
+            try await tx.setMetadata(ids, OTAClientState.ids(uri))
+            if let serverAnchor { try await tx.setMetadata(serverAnchor, OTAClientState.serverAnchor(uri)) }
         }
         sync.mingled = true
     }
@@ -122,12 +122,12 @@ struct OTAClientIncoming {
             guard let uri = command.uri, var sync = syncs[uri] else { return nil }
             let anchors = try command.params["anchors"].map { value throws(OTAMessageError) in try OTAAnchors(value) }
             try await store.transaction { tx in
-                if let anchor = anchors?.nextServerAnchor { try await OTAClientState.setServerAnchor(anchor, uri, in: tx) }
-                var device = try await OTAClientState.deviceAnchor(uri, in: tx)
+                if let anchor = anchors?.nextServerAnchor { try await tx.setMetadata(anchor, OTAClientState.serverAnchor(uri)) }
+                var device = try await tx.metadata(OTAClientState.deviceAnchor(uri)) ?? .fresh()
                 device.count += 1
-                try await OTAClientState.setDeviceAnchor(device, uri, in: tx)
+                try await tx.setMetadata(device, OTAClientState.deviceAnchor(uri))
                 let next = anchors?.mode
-                try await OTAClientState.setRequestedMode(next == .fast ? nil : next, uri, in: tx)
+                try await tx.setMetadata(next == .fast ? nil : next, OTAClientState.requestedMode(uri))
             }
             sync.phase = .committed
             syncs[uri] = sync

@@ -32,9 +32,9 @@ struct OTAClientOutgoing {
         let snapshot = try await store.latestPosition()
         let (anchor, requested, sent, ids, pending) = try await store.transaction { tx in
             (
-                try await OTAClientState.serverAnchor(uri, in: tx), try await OTAClientState.requestedMode(uri, in: tx),
-                try await OTAClientState.sentPosition(uri, in: tx), try await OTAClientState.ids(uri, in: tx),
-                try await OTAClientState.pendingIDMap(uri, in: tx)
+                try await tx.metadata(OTAClientState.serverAnchor(uri)), try await tx.metadata(OTAClientState.requestedMode(uri)),
+                try await tx.metadata(OTAClientState.sentPosition(uri)) ?? .start, try await tx.metadata(OTAClientState.ids(uri)) ?? [:],
+                try await tx.metadata(OTAClientState.pendingIDMap(uri)) ?? [:]
             )
         }
         sentItems -= sync.sentLUIDs.count - sync.outgoing.count  // sent and not processed: they go again
@@ -174,9 +174,9 @@ struct OTAClientOutgoing {
     private mutating func start(_ sync: inout ClientDataclass) async throws -> OTACommand {
         let uri = sync.uri
         let (deviceAnchor, serverAnchor) = try await store.transaction { tx in
-            let anchor = try await OTAClientState.deviceAnchor(uri, in: tx)
-            if anchor.count == 0 { try await OTAClientState.setDeviceAnchor(anchor, uri, in: tx) }
-            return (anchor, try await OTAClientState.serverAnchor(uri, in: tx))
+            let anchor = try await tx.metadata(OTAClientState.deviceAnchor(uri)) ?? .fresh()
+            if anchor.count == 0 { try await tx.setMetadata(anchor, OTAClientState.deviceAnchor(uri)) }
+            return (anchor, try await tx.metadata(OTAClientState.serverAnchor(uri)))
         }
         let anchors = OTAAnchors(
             mode: sync.mode, direction: sync.direction,

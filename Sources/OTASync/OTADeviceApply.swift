@@ -52,9 +52,9 @@ struct OTADeviceApply: Sendable {
         try await store.transaction { tx in
             var outcome = Outcome()
             let collection = CollectionID(uri)
-            var ids = try await OTAClientState.ids(uri, in: tx)
-            var pending = try await OTAClientState.pendingIDMap(uri, in: tx)
-            var conflicts = try await OTAClientState.conflicts(uri, in: tx)
+            var ids = try await tx.metadata(OTAClientState.ids(uri)) ?? [:]
+            var pending = try await tx.metadata(OTAClientState.pendingIDMap(uri)) ?? [:]
+            var conflicts = try await tx.metadata(OTAClientState.conflicts(uri)) ?? [:]
             if dropsRecords {
                 try await dropAll(collection, in: tx)
                 try await dropAll(OTAClientState.syncedCollection(uri), in: tx)
@@ -114,10 +114,10 @@ struct OTADeviceApply: Sendable {
                     }
                 }
             }
-            try await OTAClientState.setIDs(ids, uri, in: tx)
-            try await OTAClientState.setPendingIDMap(pending, uri, in: tx)
-            try await OTAClientState.setConflicts(conflicts, uri, in: tx)
-            if let anchor { try await OTAClientState.setServerAnchor(anchor, uri, in: tx) }
+            try await tx.setMetadata(ids, OTAClientState.ids(uri))
+            try await tx.setMetadata(pending.isEmpty ? nil : pending, OTAClientState.pendingIDMap(uri))
+            try await tx.setMetadata(conflicts.isEmpty ? nil : conflicts, OTAClientState.conflicts(uri))
+            if let anchor { try await tx.setMetadata(anchor, OTAClientState.serverAnchor(uri)) }
             return outcome
         }
     }

@@ -78,7 +78,7 @@ public struct OTADeviceRecords: Sendable {
     /// The record itself now holds the server's version.
     public func conflicts(dataclass: String) async throws -> [String: [String: SyncValue]] {
         try await store.transaction(for: account) { tx in
-            try await OTAClientState.conflicts(dataclass, in: tx)
+            try await tx.metadata(OTAClientState.conflicts(dataclass)) ?? [:]
         }
     }
 
@@ -88,9 +88,9 @@ public struct OTADeviceRecords: Sendable {
     public func resolveConflict(dataclass: String, luid: String, keepDevice: Bool) async throws {
         let version = RecordVersion(modifiedAt: clock.now(), node: Self.localNode)
         try await store.transaction(for: account) { tx in
-            var conflicts = try await OTAClientState.conflicts(dataclass, in: tx)
+            var conflicts = try await tx.metadata(OTAClientState.conflicts(dataclass)) ?? [:]
             guard let deviceFields = conflicts.removeValue(forKey: luid) else { return }
-            try await OTAClientState.setConflicts(conflicts, dataclass, in: tx)
+            try await tx.setMetadata(conflicts.isEmpty ? nil : conflicts, OTAClientState.conflicts(dataclass))
             guard keepDevice else { return }
             let key = RecordKey(collection: CollectionID(dataclass), id: RecordID(luid))
             let entity = try await tx.record(key).map { try OTARecord($0.record).entity } ?? "record"
@@ -110,65 +110,31 @@ enum OTAClientState {
     static let peer = PeerID("ota-server")
 
     /// The last server anchor processed (a checkpoint or a commit).
-    static func serverAnchor(_ dataclass: String, in tx: any StoreTransaction) async throws -> String? {
-        try await tx.metadata("ota.anchor.\(dataclass)", for: peer)?.stringValue
-    }
+    static func serverAnchor(_ dataclass: String) -> MetadataKey<String> { .init("ota.anchor.\(dataclass)", peer: peer) }
 
-    static func setServerAnchor(_ anchor: String?, _ dataclass: String, in tx: any StoreTransaction) async throws {
-        try await tx.setMetadata(anchor.map(SyncValue.string), "ota.anchor.\(dataclass)", for: peer)
-    }
-
-    /// The mode the server asked for the next sync.
-    static func requestedMode(_ dataclass: String, in tx: any StoreTransaction) async throws -> OTASyncMode? {
-        try await tx.metadata("ota.mode.\(dataclass)", for: peer)?.stringValue.flatMap(OTASyncMode.init(rawValue:))
-    }
-
-    static func setRequestedMode(_ mode: OTASyncMode?, _ dataclass: String, in tx: any StoreTransaction) async throws {
-        try await tx.setMetadata(mode.map { .string($0.rawValue) }, "ota.mode.\(dataclass)", for: peer)
-    }
+    /// The mode the server asked for the next sync; none for fast.
+    static func requestedMode(_ dataclass: String) -> MetadataKey<OTASyncMode> { .init("ota.mode.\(dataclass)", peer: peer) }
 
     /// The device's anchors: a generation made on the first sync and the number of completed syncs.
-    static func deviceAnchor(_ dataclass: String, in tx: any StoreTransaction) async throws -> (generation: String, count: Int) {
-        let value = try await tx.metadata("ota.device-anchor.\(dataclass)", for: peer)
-        if let generation = value?["generation"]?.stringValue, let count = value?["count"]?.integerValue {
-            return (generation, Int(count))
-        }
-        return ("d" + UUID().uuidString.prefix(8).lowercased(), 0)
-    }
-
-    static func setDeviceAnchor(_ anchor: (generation: String, count: Int), _ dataclass: String, in tx: any StoreTransaction)
-        async throws
-    {
-        try await tx.setMetadata(
-            ["generation": .string(anchor.generation), "count": .integer(Int64(anchor.count))],
-            "ota.device-anchor.\(dataclass)", for: peer)
+    static func deviceAnchor(_ dataclass: String) -> MetadataKey<OTAClientDeviceAnchor> {
+        .init("ota.device-anchor.\(dataclass)", peer: peer)
     }
 
     /// The change position up to which the device's own changes reached the server's mingle.
-    static func sentPosition(_ dataclass: String, in tx: any StoreTransaction) async throws -> ChangePosition {
-        ChangePosition(UInt64(clamping: try await tx.metadata("ota.sent.\(dataclass)", for: peer)?.integerValue ?? 0))
-    }
-
-    static func setSentPosition(_ position: ChangePosition, _ dataclass: String, in tx: any StoreTransaction) async throws {
-        try await tx.setMetadata(.integer(Int64(clamping: position.rawValue)), "ota.sent.\(dataclass)", for: peer)
-    }
+    static func sentPosition(_ dataclass: String) -> MetadataKey<ChangePosition> { .init("ota.sent.\(dataclass)", peer: peer) }
 
     /// The device's ids the server knows, with the server's id where the device learned it (else "").
-    static func ids(_ dataclass: String, in tx: any StoreTransaction) async throws -> [String: String] {
-        try await tx.metadata("ota.ids.\(dataclass)", for: peer)?.dictionaryValue?.compactMapValues(\.stringValue) ?? [:]
+    static func ids(_ dataclass: String) -> MetadataKey<[String: String]> { .init("ota.ids.\(dataclass)", peer: peer) }
+
+    /// Id mappings (server UUID → LUID) not yet delivered to the server; removed when there are none.
+    static func pendingIDMap(_ dataclass: String) -> MetadataKey<[String: SyncValue]> {
+        .init("ota.pending-idmap.\(dataclass)", peer: peer)
     }
 
-    static func setIDs(_ ids: [String: String], _ dataclass: String, in tx: any StoreTransaction) async throws {
-        try await tx.setMetadata(.dictionary(ids.mapValues(SyncValue.string)), "ota.ids.\(dataclass)", for: peer)
-    }
-
-    /// Id mappings (server UUID → LUID) not yet delivered to the server.
-    static func pendingIDMap(_ dataclass: String, in tx: any StoreTransaction) async throws -> [String: SyncValue] {
-        try await tx.metadata("ota.pending-idmap.\(dataclass)", for: peer)?.dictionaryValue ?? [:]
-    }
-
-    static func setPendingIDMap(_ map: [String: SyncValue], _ dataclass: String, in tx: any StoreTransaction) async throws {
-        try await tx.setMetadata(map.isEmpty ? nil : .dictionary(map), "ota.pending-idmap.\(dataclass)", for: peer)
+    /// The conflicts the server sent for the user to resolve, by LUID: the device's version that lost;
+    /// removed when there are none.
+    static func conflicts(_ dataclass: String) -> MetadataKey<[String: [String: SyncValue]]> {
+        .init("ota.conflicts.\(dataclass)", peer: peer)
     }
 
     /// Where FLD keeps what the server holds of each record (by LUID).
@@ -194,15 +160,14 @@ enum OTAClientState {
                 collection: key.collection, id: key.id, fields: record.storedFields, isDeleted: false,
                 version: RecordVersion(modifiedAt: Date(timeIntervalSince1970: 0), node: OTADeviceRecords.syncNode)))
     }
+}
 
-    static func conflicts(_ dataclass: String, in tx: any StoreTransaction) async throws -> [String: [String: SyncValue]] {
-        try await tx.metadata("ota.conflicts.\(dataclass)", for: peer)?.dictionaryValue?.compactMapValues(\.dictionaryValue) ?? [:]
-    }
+/// The device's anchor of a dataclass: the generation made on its first sync
+/// and how many syncs completed, stored as `{generation, count}`.
+struct OTAClientDeviceAnchor: Codable, Hashable, Sendable {
+    var generation: String
+    var count: Int
 
-    static func setConflicts(_ conflicts: [String: [String: SyncValue]], _ dataclass: String, in tx: any StoreTransaction)
-        async throws
-    {
-        try await tx.setMetadata(
-            conflicts.isEmpty ? nil : .dictionary(conflicts.mapValues(SyncValue.dictionary)), "ota.conflicts.\(dataclass)", for: peer)
-    }
+    /// A new generation, before any sync.
+    static func fresh() -> Self { Self(generation: "d" + UUID().uuidString.prefix(8).lowercased(), count: 0) }
 }

@@ -191,4 +191,38 @@ struct OTAEngineTests {
         #expect(front.mostInside == 1)
         #expect(try await harness.serverRecords(Dataclass.contacts).count == 1)
     }
+
+    @Test("the device's state is stored as before: the same names and the same values, so existing stores still read")
+    func stateStoredAsBefore() async throws {
+        let store = MemoryStore()
+        let phone = harness.device("phone", store: store)
+        let luid = try await phone.add(["first name": "Ada"])
+        try await phone.sync()
+
+        let peer = PeerID("ota-server")
+        let contacts = Dataclass.contacts
+        let stored = try await store.transaction(for: harness.account) { tx in
+            (
+                anchor: try await tx.metadata("ota.anchor.\(contacts)", for: peer),
+                device: try await tx.metadata("ota.device-anchor.\(contacts)", for: peer),
+                sent: try await tx.metadata("ota.sent.\(contacts)", for: peer),
+                ids: try await tx.metadata("ota.ids.\(contacts)", for: peer),
+                mode: try await tx.metadata("ota.mode.\(contacts)", for: peer),
+                pending: try await tx.metadata("ota.pending-idmap.\(contacts)", for: peer),
+                conflicts: try await tx.metadata("ota.conflicts.\(contacts)", for: peer)
+            )
+        }
+        #expect(stored.anchor?.stringValue?.isEmpty == false)
+        #expect(stored.device?.dictionaryValue?.keys.sorted() == ["count", "generation"])
+        #expect(stored.device?["count"] == .integer(1))
+        #expect(stored.device?["generation"]?.stringValue?.hasPrefix("d") == true)
+        #expect(stored.sent?.integerValue.map { $0 > 0 } == true)
+        #expect(stored.ids?.dictionaryValue?[luid]?.stringValue != nil)
+        #expect(stored.mode == nil && stored.pending == nil && stored.conflicts == nil)
+
+        // A store written this way reads back: the next sync is fast and sends nothing again.
+        let next = try await phone.sync()
+        #expect(next.modes[contacts] == .fast)
+        #expect(next.sentItems == 0)
+    }
 }
