@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Lists public declarations in Sources/ that have no /// doc comment. Exits 1 when any is found."""
+"""Lists public declarations in Sources/ and Examples/ that have no /// doc comment. Exits 1 when any is found."""
 import pathlib
 import re
 import sys
@@ -12,7 +12,7 @@ DECLARATION = re.compile(
 
 missing = []
 root = pathlib.Path(__file__).resolve().parent.parent
-for path in sorted((root / "Sources").rglob("*.swift")):
+for path in sorted([*(root / "Sources").rglob("*.swift"), *(root / "Examples").rglob("*.swift")]):
     lines = path.read_text(encoding="utf-8").splitlines()
     for number, line in enumerate(lines):
         if not DECLARATION.match(line):

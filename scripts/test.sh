@@ -7,7 +7,7 @@ scripts/install-deps.sh --python --postgres
 
 swift build --build-tests 2>&1 | tee .build-log.txt
 # Our own targets must build without warnings (dependencies' warnings are theirs).
-if grep -E "^(/.*/(Sources|Tests|Plugins)/.*|macro expansion .*): warning:" .build-log.txt | grep -v "/.build/" ; then
+if grep -E "^(/.*/(Sources|Tests|Plugins|Examples)/.*|macro expansion .*): warning:" .build-log.txt | grep -v "/.build/" ; then
     echo "error: warnings in Anchorage's own targets (listed above)"
     exit 1
 fi
