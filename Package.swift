@@ -125,13 +125,19 @@ let package = Package(
             dependencies: ["anchorage"]),
 
         // MARK: Tests
+        // What the test targets share: Python as an independent implementation, hex, the four
+        // codecs, temporary folders and the built `anchorage` tool.
+        .target(
+            name: "TestSupport",
+            dependencies: ["SyncCore", "SyncTesting", "SyncJSON", "SyncXMLPlist", "SyncBinaryPlist", "SyncMessagePack"],
+            path: "Tests/TestSupport"),
         .testTarget(name: "SyncCoreTests", dependencies: ["SyncCore", "SyncTesting"]),
         .testTarget(name: "SyncTestingTests", dependencies: ["SyncCore", "SyncTesting"]),
-        .testTarget(name: "SyncJSONTests", dependencies: ["SyncCore", "SyncJSON", "SyncTesting"]),
-        .testTarget(name: "SyncXMLPlistTests", dependencies: ["SyncCore", "SyncXMLPlist", "SyncTesting"]),
-        .testTarget(name: "SyncBinaryPlistTests", dependencies: ["SyncCore", "SyncBinaryPlist", "SyncTesting"]),
+        .testTarget(name: "SyncJSONTests", dependencies: ["SyncCore", "SyncJSON", "SyncTesting", "TestSupport"]),
+        .testTarget(name: "SyncXMLPlistTests", dependencies: ["SyncCore", "SyncXMLPlist", "SyncTesting", "TestSupport"]),
+        .testTarget(name: "SyncBinaryPlistTests", dependencies: ["SyncCore", "SyncBinaryPlist", "SyncTesting", "TestSupport"]),
         .testTarget(
-            name: "SyncMessagePackTests", dependencies: ["SyncCore", "SyncMessagePack", "SyncTesting", "SyncJSON"]),
+            name: "SyncMessagePackTests", dependencies: ["SyncCore", "SyncMessagePack", "SyncTesting", "SyncJSON", "TestSupport"]),
         .testTarget(
             name: "SyncSQLiteTests",
             dependencies: [
@@ -141,28 +147,29 @@ let package = Package(
             name: "AquasyncTests",
             dependencies: [
                 "SyncCore", "Aquasync", "SyncTesting", "SyncHTTP", "SyncJSON", "SyncMessagePack", "SyncXMLPlist",
-                "SyncBinaryPlist", "SyncSamples",
+                "SyncBinaryPlist", "SyncSamples", "TestSupport",
             ]
         ),
         .testTarget(
             name: "CodecConversionTests",
             dependencies: [
                 "SyncCore", "SyncTesting", "SyncJSON", "SyncXMLPlist", "SyncBinaryPlist", "SyncMessagePack", "anchorage",
+                "TestSupport",
             ]),
         .testTarget(
             name: "CommandLineTests",
-            dependencies: ["SyncCore", "SyncTesting", "SyncHTTP", "SyncJSON", "anchorage"]),
+            dependencies: ["SyncCore", "SyncTesting", "SyncHTTP", "SyncJSON", "anchorage", "TestSupport"]),
         .testTarget(
             name: "SyncPostgresTests",
             dependencies: [
                 "SyncCore", "SyncPostgres", "SyncTesting", "Aquasync", "SyncHTTP", "SyncJSON", "SyncMessagePack",
-                "anchorage",
+                "anchorage", "TestSupport",
             ]),
         .testTarget(
             name: "OTASyncTests",
             dependencies: [
                 "SyncCore", "OTASync", "SyncTesting", "SyncHTTP", "SyncJSON", "SyncMessagePack", "SyncXMLPlist",
-                "SyncBinaryPlist", "SyncSQLite",
+                "SyncBinaryPlist", "SyncSQLite", "TestSupport",
             ]
         ),
         .testTarget(

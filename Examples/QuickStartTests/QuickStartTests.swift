@@ -29,7 +29,7 @@ struct QuickStartTests {
     @Test("the example syncs a contact from the phone to the laptop and an edit back")
     func exampleRuns() async throws {
         let quickStart = try #require(ChildProcess.builtExecutable(named: "QuickStart"), "QuickStart is not built")
-        let outcome = try ChildProcess.run(quickStart)
+        let outcome = try await ChildProcess.run(quickStart)
         #expect(outcome.status == 0, "\(outcome.errorText)")
         #expect(outcome.outputText == "laptop has Ada Lovelace\nphone has Ada King\n")
     }

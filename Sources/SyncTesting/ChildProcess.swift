@@ -16,10 +16,13 @@ import Synchronization
 /// `posix_spawnp` and waits for exactly that child with `waitpid`, so any
 /// number of them may run in parallel without sharing state. Standard input,
 /// output and error go through temporary files, so a program that prints a
-/// lot never blocks on a full pipe.
+/// lot never blocks on a full pipe. Waiting for a program to exit happens on
+/// a thread of its own, never on the cooperative pool that runs the tests'
+/// tasks (two threads on a two-core machine): a test waiting for a slow
+/// program does not hold up the other tests.
 ///
 /// ```swift
-/// let outcome = try ChildProcess.run("python3", arguments: ["-c", "print(1 + 1)"])
+/// let outcome = try await ChildProcess.run("python3", arguments: ["-c", "print(1 + 1)"])
 /// #expect(outcome.status == 0 && outcome.outputText == "2\n")
 ///
 /// // Prints "anchorage … serving on http://127.0.0.1:PORT (store …)" once it listens.
@@ -28,7 +31,7 @@ import Synchronization
 /// let url = try await server.waitForOutputLine { line in
 ///     line.split(separator: " ").first { $0.hasPrefix("http://") }.flatMap { URL(string: String($0)) }
 /// }
-/// try server.terminate()
+/// try await server.terminate()
 /// ```
 public enum ChildProcess {
     /// How a program ended and what it printed.
@@ -50,6 +53,8 @@ public enum ChildProcess {
     public struct LaunchError: Error, CustomStringConvertible {
         /// What failed, with the system's reason.
         public var description: String
+        /// Makes an error saying what failed.
+        public init(description: String) { self.description = description }
     }
 
     /// The path of an executable SwiftPM built beside the running test bundle
@@ -58,7 +63,7 @@ public enum ChildProcess {
     ///
     /// ```swift
     /// let tool = try #require(ChildProcess.builtExecutable(named: "anchorage"))
-    /// let outcome = try ChildProcess.run(tool, arguments: ["--version"])
+    /// let outcome = try await ChildProcess.run(tool, arguments: ["--version"])
     /// ```
     public static func builtExecutable(named name: String) -> String? {
         var folder = URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent()
@@ -84,12 +89,27 @@ public enum ChildProcess {
     public static func run(
         _ program: String, arguments: [String] = [], input: [UInt8] = [], environment: [String: String] = [:],
         workingDirectory: String? = nil
-    ) throws -> Outcome {
+    ) async throws -> Outcome {
         let child = try start(
             program, arguments: arguments, input: input, environment: environment, workingDirectory: workingDirectory)
-        let status = try child.waitForExit()
+        let status = try await child.waitForExit()
         return Outcome(
             status: status, standardOutput: child.standardOutput, standardError: child.standardError)
+    }
+
+    /// Runs `program` as ``run(_:arguments:input:environment:workingDirectory:)``
+    /// does, blocking the calling thread until it exits — only for places that
+    /// cannot wait asynchronously, such as a static initializer or an `atexit`
+    /// handler. Anywhere else use the `async` `run`.
+    public static func runSynchronously(
+        _ program: String, arguments: [String] = [], input: [UInt8] = [], environment: [String: String] = [:]
+    ) throws -> Outcome {
+        let child = try start(program, arguments: arguments, input: input, environment: environment)
+        guard let status = try waitForExit(of: child.pid, program: program, block: true) else {
+            throw LaunchError(description: "\(program) was not waited for")
+        }
+        child.exitStatus.withLock { $0 = status }
+        return Outcome(status: status, standardOutput: child.standardOutput, standardError: child.standardError)
     }
 
     /// Starts `program` and returns at once; the program runs until it exits
@@ -172,7 +192,7 @@ public enum ChildProcess {
         public let pid: pid_t
         private let program: String
         private let directory: URL
-        private let exitStatus = Mutex<Int32?>(nil)
+        fileprivate let exitStatus = Mutex<Int32?>(nil)
 
         fileprivate init(pid: pid_t, program: String, directory: URL) {
             self.pid = pid
@@ -215,17 +235,35 @@ public enum ChildProcess {
 
         /// Sends `SIGTERM`, waits for the program to exit and returns its status.
         @discardableResult
-        public func terminate() throws -> Int32 {
-            if exitStatus.withLock({ $0 }) == nil { kill(pid, SIGTERM) }
-            return try waitForExit()
+        public func terminate() async throws -> Int32 {
+            if exitStatus.withLock({ $0 }) == nil { sendSignal(SIGTERM, to: pid) }
+            return try await waitForExit()
         }
 
-        /// Waits for the program to exit and returns its status (see ``Outcome/status``).
+        /// Sends `SIGKILL` — no chance to clean up, as when a machine loses
+        /// power — waits for the program to end and returns its status.
         @discardableResult
-        public func waitForExit() throws -> Int32 {
+        public func kill() async throws -> Int32 {
+            if exitStatus.withLock({ $0 }) == nil { sendSignal(SIGKILL, to: pid) }
+            return try await waitForExit()
+        }
+
+        /// Waits, on a thread of its own, for the program to exit and returns
+        /// its status (see ``Outcome/status``).
+        @discardableResult
+        public func waitForExit() async throws -> Int32 {
             if let status = exitStatus.withLock({ $0 }) { return status }
-            guard let status = try ChildProcess.waitForExit(of: pid, program: program, block: true) else {
-                throw LaunchError(description: "\(program) was not waited for")
+            let (pid, program) = (pid, program)
+            let status = try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Int32, any Error>) in
+                Thread.detachNewThread {
+                    continuation.resume(
+                        with: Result {
+                            guard let status = try ChildProcess.waitForExit(of: pid, program: program, block: true) else {
+                                throw LaunchError(description: "\(program) was not waited for")
+                            }
+                            return status
+                        })
+                }
             }
             exitStatus.withLock { $0 = status }
             return status
@@ -233,7 +271,7 @@ public enum ChildProcess {
 
         deinit {
             if exitStatus.withLock({ $0 }) == nil {
-                kill(pid, SIGKILL)
+                sendSignal(SIGKILL, to: pid)
                 _ = try? ChildProcess.waitForExit(of: pid, program: program, block: true)
             }
             try? FileManager.default.removeItem(at: directory)
@@ -270,4 +308,10 @@ public enum ChildProcess {
         let signal = waitStatus & 0x7f
         return signal == 0 ? (waitStatus >> 8) & 0xff : 128 + signal
     }
+}
+
+/// Sends `signal` to the process `pid` (the C library's `kill`, which the
+/// `Running.kill()` method hides inside the class).
+private func sendSignal(_ signal: Int32, to pid: pid_t) {
+    kill(pid, signal)
 }

@@ -2,6 +2,7 @@ import Aquasync
 import SyncCore
 import SyncTesting
 import Synchronization
+import TestSupport
 import Testing
 
 @Suite("Aquasync under a faulty network")

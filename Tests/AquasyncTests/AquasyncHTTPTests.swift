@@ -2,6 +2,7 @@ import Aquasync
 import FoundationEssentials
 import SyncCore
 import SyncHTTP
+import TestSupport
 import Testing
 
 @Suite("Aquasync over real HTTP on a loopback port")

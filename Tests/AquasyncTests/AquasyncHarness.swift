@@ -6,24 +6,8 @@ import SyncCore
 import SyncJSON
 import SyncMessagePack
 import SyncXMLPlist
+import TestSupport
 
-/// The four codecs every Aquasync behaviour is checked in.
-enum TestCodec: String, CaseIterable, CustomStringConvertible, Sendable {
-    case json, msgpack, xmlPlist, binaryPlist
-
-    var codec: any SyncCodec {
-        switch self {
-        case .json: JSONCodec()
-        case .msgpack: MessagePackCodec()
-        case .xmlPlist: XMLPlistCodec()
-        case .binaryPlist: BinaryPlistCodec()
-        }
-    }
-
-    var description: String { rawValue }
-
-    static var all: CodecSet { CodecSet(allCases.map(\.codec)) }
-}
 
 /// A wall clock the test sets.
 final class SettableClock: WallClock {

@@ -1,6 +1,7 @@
 import Aquasync
 import SyncCore
 import SyncJSON
+import TestSupport
 import Testing
 
 @Suite("Aquasync server: validation, accounts and concurrent readers")

@@ -1,6 +1,7 @@
 import Aquasync
 import SyncCore
 import SyncJSON
+import TestSupport
 import Testing
 
 @Suite("Aquasync: devices converge through the server, in every codec")

@@ -16,11 +16,11 @@ struct ConvertCommandTests {
     ]
 
     @Test("a document converted through every codec, with --from detected, comes back the same")
-    func chainThroughEveryCodec() throws {
+    func chainThroughEveryCodec() async throws {
         let tool = try #require(anchorage)
         var bytes = try JSONCodec().encode(Self.document)
         for name in ["xml-plist", "binary-plist", "msgpack", "json"] {
-            let outcome = try ChildProcess.run(tool, arguments: ["convert", "--to", name], input: bytes)
+            let outcome = try await ChildProcess.run(tool, arguments: ["convert", "--to", name], input: bytes)
             #expect(outcome.status == 0, "converting to \(name): \(outcome.errorText)")
             bytes = outcome.standardOutput
         }
@@ -28,9 +28,9 @@ struct ConvertCommandTests {
     }
 
     @Test("malformed input exits non-zero with one clear line and writes nothing")
-    func malformedInput() throws {
+    func malformedInput() async throws {
         let tool = try #require(anchorage)
-        let outcome = try ChildProcess.run(
+        let outcome = try await ChildProcess.run(
             tool, arguments: ["convert", "--from", "json", "--to", "msgpack"], input: Array(#"{"a": [1, 2"#.utf8))
         #expect(outcome.status != 0)
         #expect(outcome.standardOutput.isEmpty)
@@ -90,9 +90,9 @@ struct ConvertCommandTests {
     ]
 
     @Test("a refusal is one line on standard error with its exit status, never a signal", arguments: refusals)
-    func refusal(_ case: Refusal) throws {
+    func refusal(_ case: Refusal) async throws {
         let tool = try #require(anchorage)
-        let outcome = try ChildProcess.run(tool, arguments: `case`.arguments, input: `case`.input)
+        let outcome = try await ChildProcess.run(tool, arguments: `case`.arguments, input: `case`.input)
         #expect(outcome.status == `case`.status, "exit status \(outcome.status): \(outcome.errorText)")
         #expect(outcome.standardOutput.isEmpty, "\(outcome.outputText)")
         let lines = outcome.errorText.split(separator: "\n", omittingEmptySubsequences: false)
@@ -103,9 +103,9 @@ struct ConvertCommandTests {
     }
 
     @Test("help still prints the usage, and wraps each paragraph itself", arguments: ["serve", "sync", "convert", "records"])
-    func help(command: String) throws {
+    func help(command: String) async throws {
         let tool = try #require(anchorage)
-        let outcome = try ChildProcess.run(tool, arguments: [command, "--help"])
+        let outcome = try await ChildProcess.run(tool, arguments: [command, "--help"])
         #expect(outcome.status == 0, "\(outcome.errorText)")
         #expect(outcome.outputText.contains("USAGE: anchorage \(command)"))
         // The discussion, before USAGE: a line that is not a paragraph's last is filled by wrapping;
@@ -120,9 +120,9 @@ struct ConvertCommandTests {
     }
 
     @Test("null into a property list is refused, not dropped")
-    func nullIntoPlist() throws {
+    func nullIntoPlist() async throws {
         let tool = try #require(anchorage)
-        let outcome = try ChildProcess.run(
+        let outcome = try await ChildProcess.run(
             tool, arguments: ["convert", "--from", "json", "--to", "xml-plist"], input: Array(#"{"a": null}"#.utf8))
         #expect(outcome.status != 0)
         #expect(outcome.standardOutput.isEmpty)
@@ -130,19 +130,19 @@ struct ConvertCommandTests {
     }
 
     @Test("anchorage sizes measures a file in each format in every codec", arguments: ["json", "xml-plist", "binary-plist", "msgpack"])
-    func sizesOfAFile(format: String) throws {
+    func sizesOfAFile(format: String) async throws {
         let tool = try #require(anchorage)
         let folder = FileManager.default.temporaryDirectory.appendingPathComponent("sizes-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(at: folder) }
-        let converted = try ChildProcess.run(
+        let converted = try await ChildProcess.run(
             tool, arguments: ["convert", "--from", "json", "--to", format], input: try JSONCodec().encode(Self.document))
         try #require(converted.status == 0, "\(converted.errorText)")
         let input = folder.appendingPathComponent("document")
         try Data(converted.standardOutput).write(to: input)
         let chart = folder.appendingPathComponent("chart.svg")
 
-        let outcome = try ChildProcess.run(
+        let outcome = try await ChildProcess.run(
             tool, arguments: ["sizes", "--input", input.path, "--repetitions", "1", "--chart", chart.path])
         #expect(outcome.status == 0, "\(outcome.errorText)")
         for codec in ["json", "xml-plist", "binary-plist", "msgpack"] {

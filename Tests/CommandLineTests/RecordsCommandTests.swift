@@ -10,6 +10,7 @@ import SyncCore
 import SyncJSON
 import SyncTesting
 import Synchronization
+import TestSupport
 import Testing
 
 /// The `anchorage` executable, built beside the test bundle.
@@ -77,7 +78,6 @@ struct RecordsCommandTests {
         let photoFile = folder.path("photo.bin")
         try Data(Self.photo).write(to: URL(fileURLWithPath: photoFile))
         let server = try await Server.start(tool, in: folder)
-        defer { server.stop() }
         let deviceA = ["--stack", stack, "--store", "sqlite:" + folder.path("a.sqlite")]
         let deviceB = ["--stack", stack, "--store", "sqlite:" + folder.path("b.sqlite")]
 
@@ -111,6 +111,7 @@ struct RecordsCommandTests {
         let stillOnA = try Self.listed(try await Self.succeed(tool, Self.list(stack) + deviceA))
         #expect(stillOnA.count == 1)
         #expect(try await Self.run(tool, sync + deviceB).status == 0)
+        await server.stop()
     }
 
     @Test("a listed value saved back with NAME:json= is the same value", arguments: stacks)
@@ -222,11 +223,10 @@ struct RecordsCommandTests {
         text.hasPrefix("anchorage: ") && text.hasSuffix("\n") && text.dropLast().split(separator: "\n").count == 1
     }
 
-    /// Runs `anchorage` on a thread of its own (not the tasks' pool, which waiting for a process would hold up),
-    /// with the password (or none) and no token in its environment.
+    /// Runs `anchorage` with the password (or none) and no token in its environment.
     static func run(_ tool: String, _ arguments: [String], password: String? = RecordsCommandTests.password) async throws -> ChildProcess.Outcome {
         let environment = ["ANCHORAGE_PASSWORD": password ?? "", "ANCHORAGE_TOKEN": ""]
-        return try await offThePool { try ChildProcess.run(tool, arguments: arguments, environment: environment) }
+        return try await ChildProcess.run(tool, arguments: arguments, environment: environment)
     }
 
     /// Runs `anchorage`, requires it to succeed, and returns what it printed.
@@ -238,27 +238,6 @@ struct RecordsCommandTests {
     }
 }
 
-/// Runs blocking `work` on a new thread and waits for it without holding a thread of the tasks' pool.
-private func offThePool<Value: Sendable>(_ work: @escaping @Sendable () throws -> Value) async throws -> Value {
-    try await withCheckedThrowingContinuation { continuation in
-        Thread { continuation.resume(with: Result { try work() }) }.start()
-    }
-}
-
-/// A folder removed when the test is done with it.
-private final class TemporaryFolder: Sendable {
-    let url: URL
-
-    init(_ prefix: String) throws {
-        url = FileManager.default.temporaryDirectory.appendingPathComponent("\(prefix)-\(UUID().uuidString)")
-        try FileManager.default.createDirectory(at: url, withIntermediateDirectories: true)
-    }
-
-    func path(_ name: String) -> String { url.appendingPathComponent(name).path }
-
-    deinit { try? FileManager.default.removeItem(at: url) }
-}
-
 /// `anchorage serve` on a free port and a memory store, with the account `ada`.
 private struct Server: Sendable {
     let process: ChildProcess.Running
@@ -266,11 +245,9 @@ private struct Server: Sendable {
 
     static func start(_ tool: String, in folder: TemporaryFolder) async throws -> Server {
         let users = folder.path("users.txt")
-        let added = try await offThePool {
-            try ChildProcess.run(
-                tool, arguments: ["users", "add", "ada", "--file", users, "--iterations", "1000"],
-                input: Array("\(RecordsCommandTests.password)\n".utf8))
-        }
+        let added = try await ChildProcess.run(
+            tool, arguments: ["users", "add", "ada", "--file", users, "--iterations", "1000"],
+            input: Array("\(RecordsCommandTests.password)\n".utf8))
         try #require(added.status == 0, "anchorage users add failed: \(added.errorText)")
         let process = try ChildProcess.start(
             tool, arguments: ["serve", "--port", "0", "--store", "memory", "--users", users, "--log-level", "warning"])
@@ -280,8 +257,8 @@ private struct Server: Sendable {
         return Server(process: process, url: url)
     }
 
-    func stop() {
-        let status = try? process.terminate()
+    func stop() async {
+        let status = try? await process.terminate()
         #expect(status == 0, "the server stopped with \(String(describing: status)): \(String(decoding: process.standardError, as: UTF8.self))")
     }
 }

@@ -2,28 +2,18 @@ import Foundation
 import SyncCore
 import SyncHTTP
 import SyncTesting
+import TestSupport
 import Testing
-
-/// The `anchorage` executable, built beside the test bundle.
-private let anchorage = ChildProcess.builtExecutable(named: "anchorage")
 
 /// `anchorage serve` the way a new user first runs it.
 @Suite("anchorage serve")
 struct ServeCommandTests {
     @Test("in an empty folder it serves, refuses every request, and takes an account added while it runs")
     func firstRunInAnEmptyFolder() async throws {
-        // Not skipped when missing: `swift build --build-tests` builds the tool.
-        let tool = try #require(anchorage, "the anchorage executable was not found beside the test bundle")
-        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("serve-first-run-\(UUID().uuidString)")
-        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
-        defer { try? FileManager.default.removeItem(at: folder) }
-
-        let server = try ChildProcess.start(
-            tool, arguments: ["serve", "--port", "0", "--log-level", "warning"], workingDirectory: folder.path)
-        defer { _ = try? server.terminate() }
-        let address = try await server.waitForOutputLine(timeout: .seconds(300)) { line in
-            line.split(separator: " ").first { $0.hasPrefix("http://") }.flatMap { URL(string: String($0)) }
-        }
+        let tool = try AnchorageTool()
+        let folder = try TemporaryFolder("serve-first-run")
+        let served = try await tool.serve(["--log-level", "warning"], workingDirectory: folder.path)
+        let (server, address) = (served.process, served.url)
         let hint = String(decoding: server.standardError, as: UTF8.self)
         #expect(
             hint.split(separator: "\n").count == 1 && hint.contains("echo PASSWORD | anchorage users add NAME --file users.txt"),
@@ -42,32 +32,28 @@ struct ServeCommandTests {
         #expect(try await status(ada) == 401)
 
         // Another process adds the account; the running server takes it without a restart.
-        let added = try ChildProcess.run(
-            tool, arguments: ["users", "add", "ada", "--iterations", "1000"], input: Array("first-run\n".utf8),
-            workingDirectory: folder.path)
+        let added = try await tool.run(
+            ["users", "add", "ada", "--iterations", "1000"], input: Array("first-run\n".utf8), workingDirectory: folder.path)
         try #require(added.status == 0, "anchorage users add: \(added.errorText)")
         let afterAdding = try await status(ada)
         #expect((200..<300).contains(afterAdding), "signed in after the account was added: \(afterAdding)")
         #expect(try await status(.basic(username: "ada", password: "wrong")) == 401)
 
         // And a removal is followed too.
-        let removed = try ChildProcess.run(tool, arguments: ["users", "remove", "ada"], workingDirectory: folder.path)
+        let removed = try await tool.run(["users", "remove", "ada"], workingDirectory: folder.path)
         try #require(removed.status == 0, "anchorage users remove: \(removed.errorText)")
         #expect(try await status(ada) == 401)
 
-        #expect(try server.terminate() == 0, "the server stopped cleanly on SIGTERM")
+        #expect(try await server.terminate() == 0, "the server stopped cleanly on SIGTERM")
     }
 
     @Test("a users file that cannot be read is one line naming the file, exit status 66")
-    func unreadableUsersFile() throws {
-        let tool = try #require(anchorage, "the anchorage executable was not found beside the test bundle")
-        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("serve-bad-users-\(UUID().uuidString)")
-        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
-        defer { try? FileManager.default.removeItem(at: folder) }
-        try Data("ada:nonsense\n".utf8).write(to: folder.appendingPathComponent("users.txt"))
+    func unreadableUsersFile() async throws {
+        let tool = try AnchorageTool()
+        let folder = try TemporaryFolder("serve-bad-users")
+        try Data("ada:nonsense\n".utf8).write(to: URL(fileURLWithPath: folder.path("users.txt")))
 
-        let outcome = try ChildProcess.run(
-            tool, arguments: ["serve", "--port", "0", "--store", "memory"], workingDirectory: folder.path)
+        let outcome = try await tool.run(["serve", "--port", "0", "--store", "memory"], workingDirectory: folder.path)
         #expect(outcome.status == 66)
         let lines = outcome.errorText.split(separator: "\n")
         #expect(lines.count == 1 && lines[0].hasPrefix("anchorage: ") && lines[0].contains("users.txt line 1"), "\(outcome.errorText)")

@@ -3,6 +3,7 @@ import OTASync
 import Synchronization
 import SyncCore
 import SyncTesting
+import TestSupport
 import Testing
 
 @Suite("OTA under transport faults")

@@ -3,6 +3,7 @@ import OTASync
 import SyncCore
 import SyncHTTP
 import SyncTesting
+import TestSupport
 import Testing
 
 @Suite("OTA over real HTTP on a loopback port")

@@ -8,23 +8,11 @@ import SyncJSON
 import SyncMessagePack
 import SyncTesting
 import SyncXMLPlist
+import TestSupport
 
-/// The four codecs, for parameterized tests.
-enum TestCodec: String, CaseIterable, CustomStringConvertible, Sendable {
-    case xmlPlist, binaryPlist, json, msgpack
-
-    var codec: any SyncCodec {
-        switch self {
-        case .json: JSONCodec()
-        case .msgpack: MessagePackCodec()
-        case .xmlPlist: XMLPlistCodec()
-        case .binaryPlist: BinaryPlistCodec()
-        }
-    }
-
-    var description: String { rawValue }
-
-    static var all: CodecSet { CodecSet(allCases.map(\.codec)) }
+extension TestCodec {
+    /// The OTA server's codecs, XML property lists (the protocol's own) first.
+    static var otaServerCodecs: CodecSet { CodecSet([xmlPlist, binaryPlist, json, msgpack].map(\.codec)) }
 }
 
 /// The dataclasses the tests sync.
@@ -44,7 +32,7 @@ struct OTAHarness: Sendable {
 
     init(maxMessageBytes: Int = 1 << 20, policy: any ConflictPolicy = NewestWinsPolicy()) {
         server = OTAServer(
-            store: serverStore, codecs: TestCodec.all, dataclasses: Set(Dataclass.all), policy: policy,
+            store: serverStore, codecs: TestCodec.otaServerCodecs, dataclasses: Set(Dataclass.all), policy: policy,
             maxMessageBytes: maxMessageBytes)
     }
 

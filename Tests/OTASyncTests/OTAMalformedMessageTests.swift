@@ -2,6 +2,7 @@ import Foundation
 import OTASync
 import SyncCore
 import SyncTesting
+import TestSupport
 import Testing
 
 /// Malformed OTA messages sent to ``OTAServer``: each gets the status
@@ -213,7 +214,7 @@ struct OTAMalformedMessageTests {
     func disabledDataclass(codec: TestCodec) async throws {
         let store = MemoryStore()
         let server = OTAServer(
-            store: store, codecs: TestCodec.all, dataclasses: Set(Dataclass.all), disabledDataclasses: [Dataclass.calendars])
+            store: store, codecs: TestCodec.otaServerCodecs, dataclasses: Set(Dataclass.all), disabledDataclasses: [Dataclass.calendars])
         let probe = OTAProbe(codec: codec, store: store, transport: LoopbackTransport(service: server, authenticator: SingleAccountAuthenticator(account: "ada")))
         let before = try await probe.snapshot()
         let answer = try await probe.process([
@@ -394,7 +395,7 @@ struct OTAMalformedMessageTests {
     func commitAndCancelURI(codec: TestCodec) async throws {
         let store = MemoryStore()
         let server = OTAServer(
-            store: store, codecs: TestCodec.all, dataclasses: Set(Dataclass.all), disabledDataclasses: [Dataclass.calendars])
+            store: store, codecs: TestCodec.otaServerCodecs, dataclasses: Set(Dataclass.all), disabledDataclasses: [Dataclass.calendars])
         let probe = OTAProbe(codec: codec, store: store, transport: LoopbackTransport(service: server, authenticator: SingleAccountAuthenticator(account: "ada")))
         let before = try await probe.snapshot()
         // PROTOCOLS.md: the stateful commands each carry uri = the dataclass; an unsupported

@@ -2,6 +2,7 @@ import Foundation
 import OTASync
 import SyncCore
 import SyncXMLPlist
+import TestSupport
 import Testing
 
 @Suite("OTA message layer")

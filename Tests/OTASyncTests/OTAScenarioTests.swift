@@ -3,6 +3,7 @@ import OTASync
 import SyncCore
 import SyncTesting
 import SyncXMLPlist
+import TestSupport
 import Testing
 
 /// The patent's scenarios, in process.

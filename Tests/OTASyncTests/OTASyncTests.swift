@@ -2,6 +2,7 @@ import Foundation
 import OTASync
 import SyncCore
 import SyncTesting
+import TestSupport
 import Testing
 
 @Suite("OTA sync in process")

@@ -4,6 +4,7 @@ import Synchronization
 import SyncCore
 import SyncTesting
 import SyncXMLPlist
+import TestSupport
 import Testing
 
 /// Records every request and the answer it got, bodies included.

@@ -2,19 +2,20 @@ import Foundation
 import SyncBinaryPlist
 import SyncCore
 import SyncTesting
+import TestSupport
 import Testing
 
 @Suite(
     "Binary plist interop with Python's plistlib",
-    .enabled(if: PythonPlist.isAvailable, "python3 with plistlib is not available")
+    .enabled("python3 with plistlib is not available") { await PythonPlist.python.isAvailable() }
 )
 struct BinaryPlistPythonInteropTests {
     let codec = BinaryPlistCodec()
 
     /// Checks that plistlib reads each of our encodings to the value encoded.
-    private func checkPythonReads(_ values: [SyncValue], sourceLocation: SourceLocation = #_sourceLocation) throws {
+    private func checkPythonReads(_ values: [SyncValue], sourceLocation: SourceLocation = #_sourceLocation) async throws {
         let pairs = try values.map { (file: try codec.encode($0), canonical: PlistCanonicalForm.of($0)) }
-        let report = try PythonPlist.check(pairs)
+        let report = try await PythonPlist.check(pairs)
         #expect(report.disagreements.isEmpty, "\(report.disagreements.prefix(5))", sourceLocation: sourceLocation)
         #expect(report.agreed == values.count, sourceLocation: sourceLocation)
     }
@@ -30,43 +31,43 @@ struct BinaryPlistPythonInteropTests {
     }
 
     @Test("plistlib reads our fixed corpus")
-    func pythonReadsCorpus() throws {
+    func pythonReadsCorpus() async throws {
         var values = BinaryPlistCorpus.all
         values.append(.real(.nan))
-        try checkPythonReads(values)
+        try await checkPythonReads(values)
     }
 
     @Test("plistlib reads 5,000 random values we write", arguments: [UInt64(11), 12])
-    func pythonReadsRandom(seed: UInt64) throws {
+    func pythonReadsRandom(seed: UInt64) async throws {
         var values = RandomValues(seed: seed, features: codec.features)
-        try checkPythonReads((0..<4_000).map { _ in values.next() } + (0..<1_000).map { _ in values.nextDictionary() })
+        try await checkPythonReads((0..<4_000).map { _ in values.next() } + (0..<1_000).map { _ in values.nextDictionary() })
     }
 
     @Test("we read plistlib's fixed corpus, UIDs and keyed archives included")
-    func weReadCorpus() throws {
-        let files = try PythonPlist.corpusFiles()
+    func weReadCorpus() async throws {
+        let files = try await PythonPlist.corpusFiles()
         #expect(files.count > 60)
         try checkWeRead(files)
     }
 
     @Test("we read 5,000 random files plistlib writes", arguments: [UInt64(21), 22])
-    func weReadRandom(seed: UInt64) throws {
-        let files = try PythonPlist.randomFiles(seed: seed, count: 5_000)
+    func weReadRandom(seed: UInt64) async throws {
+        let files = try await PythonPlist.randomFiles(seed: seed, count: 5_000)
         #expect(files.count == 5_000)
         try checkWeRead(files)
     }
 
     @Test("plistlib's file for None is refused: Apple's readers do not take the null object")
-    func noneRefused() throws {
-        let file = try PythonPlist.noneFile()
+    func noneRefused() async throws {
+        let file = try await PythonPlist.noneFile()
         #expect {
             try codec.decode(file)
         } throws: { ($0 as? CodecError)?.code == .malformedInput }
     }
 
     @Test("keys distinct in Python but equal as Swift strings are refused as a duplicate")
-    func canonicallyEquivalentKeys() throws {
-        let file = try PythonPlist.equivalentKeysFile()
+    func canonicallyEquivalentKeys() async throws {
+        let file = try await PythonPlist.equivalentKeysFile()
         #expect {
             try codec.decode(file)
         } throws: { ($0 as? CodecError)?.code == .malformedInput }

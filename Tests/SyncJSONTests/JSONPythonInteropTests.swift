@@ -2,11 +2,12 @@ import Foundation
 import SyncCore
 import SyncJSON
 import SyncTesting
+import TestSupport
 import Testing
 
 @Suite(
     "JSON interop with Python's json module",
-    .enabled(if: PythonJSON.isAvailable, "python3 is not installed: the JSON interop tests need it"))
+    .enabled("python3 is not installed: the JSON interop tests need it") { await PythonJSON.python.isAvailable() })
 struct JSONPythonInteropTests {
     let codec = JSONCodec()
 
@@ -49,62 +50,62 @@ struct JSONPythonInteropTests {
     ]
 
     @Test("the Python check notices a value, a kind or a real's sign that differs")
-    func checkNoticesDisagreement() throws {
+    func checkNoticesDisagreement() async throws {
         let pairs = try [(SyncValue.integer(1), SyncValue.integer(2)), (1, 1.0), (.real(0.0), .real(-0.0)), ("é", "e")]
             .map { (text: try codec.encode($0.0), canonical: try codec.encode(CanonicalForm.of($0.1))) }
-        let report = try PythonJSON.check(pairs)
+        let report = try await PythonJSON.check(pairs)
         #expect(report.agreed == 0)
         #expect(report.disagreements.count == pairs.count)
     }
 
     @Test("Python reads the fixed corpus we write as the same values")
-    func pythonReadsOurCorpus() throws {
+    func pythonReadsOurCorpus() async throws {
         let pairs = try Self.writtenCorpus.map { value in
             (text: try codec.encode(value), canonical: try codec.encode(CanonicalForm.of(value)))
         }
-        let report = try PythonJSON.check(pairs)
+        let report = try await PythonJSON.check(pairs)
         #expect(report.disagreements.isEmpty, "\(report.disagreements.joined(separator: "\n"))")
         #expect(report.agreed == pairs.count)
     }
 
     @Test("Python reads 10,000 random values we write as the same values", arguments: [UInt64(3), 20_240_502])
-    func pythonReadsOurRandomValues(seed: UInt64) throws {
+    func pythonReadsOurRandomValues(seed: UInt64) async throws {
         var values = RandomValues(seed: seed, features: codec.features)
         var pairs: [(text: [UInt8], canonical: [UInt8])] = []
         for _ in 0..<10_000 {
             let value = values.next()
             pairs.append((try codec.encode(value), try codec.encode(CanonicalForm.of(value))))
         }
-        let report = try PythonJSON.check(pairs)
+        let report = try await PythonJSON.check(pairs)
         #expect(report.disagreements.isEmpty, "\(report.disagreements.prefix(10).joined(separator: "\n"))")
         #expect(report.agreed == pairs.count)
     }
 
     @Test("our bytes are exactly what json.dumps writes with sorted keys and compact separators")
-    func sameBytesAsPython() throws {
+    func sameBytesAsPython() async throws {
         var values = RandomValues(seed: 8, features: codec.features)
         let texts = try (Self.writtenCorpus + (0..<5_000).map { _ in values.next() }).map { try codec.encode($0) }
-        let report = try PythonJSON.checkSameBytes(texts)
+        let report = try await PythonJSON.checkSameBytes(texts)
         #expect(report.disagreements.isEmpty, "\(report.disagreements.prefix(10).joined(separator: "\n"))")
         #expect(report.agreed == texts.count)
     }
 
     @Test("we read the fixed corpus as Python reads it")
-    func weReadTheCorpus() throws {
-        try expectAgreement(on: Self.readCorpus.map { Array($0.utf8) })
+    func weReadTheCorpus() async throws {
+        try await expectAgreement(on: Self.readCorpus.map { Array($0.utf8) })
     }
 
     @Test("we read 10,000 random texts written by Python's json.dumps as Python reads them", arguments: [UInt64(5), 77])
-    func weReadPythonRandomValues(seed: UInt64) throws {
-        let texts = try PythonJSON.generate(seed: seed, count: 10_000)
+    func weReadPythonRandomValues(seed: UInt64) async throws {
+        let texts = try await PythonJSON.generate(seed: seed, count: 10_000)
         #expect(texts.count == 10_000)
-        try expectAgreement(on: texts)
+        try await expectAgreement(on: texts)
     }
 
     /// Decodes each text with our codec and has Python check two things: that
     /// it reads the text itself as the value we read, and that it reads our
     /// re-encoding of that value as the same value again.
-    private func expectAgreement(on texts: [[UInt8]]) throws {
+    private func expectAgreement(on texts: [[UInt8]]) async throws {
         var pairs: [(text: [UInt8], canonical: [UInt8])] = []
         for text in texts {
             let value: SyncValue
@@ -116,7 +117,7 @@ struct JSONPythonInteropTests {
             pairs.append((text, canonical))
             pairs.append((try codec.encode(value), canonical))
         }
-        let report = try PythonJSON.check(pairs)
+        let report = try await PythonJSON.check(pairs)
         #expect(report.disagreements.isEmpty, "\(report.disagreements.prefix(10).joined(separator: "\n"))")
         #expect(report.agreed == pairs.count)
     }

@@ -2,13 +2,12 @@ import Foundation
 import SyncCore
 import SyncMessagePack
 import SyncTesting
+import TestSupport
 import Testing
 
 @Suite(
     "MessagePack interop with Python's msgpack package",
-    .enabled(
-        if: PythonMsgPack.isAvailable,
-        "python3 with the msgpack package is not installed (scripts/install-deps.sh --python installs it)"))
+    .enabled("python3 with the msgpack package is not installed (scripts/install-deps.sh --python installs it)") { await PythonMsgPack.python.isAvailable() })
 struct MessagePackPythonInteropTests {
     let codec = MessagePackCodec()
 
@@ -38,34 +37,34 @@ struct MessagePackPythonInteropTests {
     ]
 
     @Test("the Python check notices a value, a kind, a real's sign or a date that differs")
-    func checkNoticesDisagreement() throws {
+    func checkNoticesDisagreement() async throws {
         let pairs: [(SyncValue, SyncValue)] = [
             (1, 2), (1, 1.0), (.real(0.0), .real(-0.0)), ("é", "e"), (.data([1]), .data([2])), (.data([]), ""),
             (.date(Date(timeIntervalSince1970: 1)), .date(Date(timeIntervalSince1970: 2))), (["a": 1], ["b": 1]),
         ]
-        let report = try PythonMsgPack.check(
+        let report = try await PythonMsgPack.check(
             pairs.map { .init(bytes: try codec.encode($0.0), canonical: MessagePackCanonicalForm.of($0.1)) })
         #expect(report.agreed == 0)
         #expect(report.disagreements.count == pairs.count)
     }
 
     @Test("Python reads the fixed corpus we write as the same values")
-    func pythonReadsOurCorpus() throws {
-        try expectPythonReads(Self.writtenCorpus)
+    func pythonReadsOurCorpus() async throws {
+        try await expectPythonReads(Self.writtenCorpus)
     }
 
     @Test("Python reads 10,000 random values we write as the same values", arguments: [UInt64(3), 20_240_502])
-    func pythonReadsOurRandomValues(seed: UInt64) throws {
+    func pythonReadsOurRandomValues(seed: UInt64) async throws {
         var values = RandomValues(seed: seed, features: codec.features)
-        try expectPythonReads((0..<10_000).map { _ in values.next() })
+        try await expectPythonReads((0..<10_000).map { _ in values.next() })
     }
 
     @Test("our bytes are exactly what msgpack.packb writes, with keys in UTF-8 order")
-    func sameBytesAsPython() throws {
+    func sameBytesAsPython() async throws {
         var values = RandomValues(seed: 8, features: codec.features)
         let all = Self.writtenCorpus + (0..<5_000).map { _ in values.next() }
         let ours = try all.map { try codec.encode($0) }
-        let theirs = try PythonMsgPack.pack(all.map(MessagePackCanonicalForm.of))
+        let theirs = try await PythonMsgPack.pack(all.map(MessagePackCanonicalForm.of))
         try #require(theirs.count == ours.count)
         var differing = 0
         for (index, (mine, python)) in zip(ours, theirs).enumerated() where mine != python {
@@ -80,25 +79,25 @@ struct MessagePackPythonInteropTests {
     }
 
     @Test("we read Python's fixed corpus as Python reads it")
-    func weReadPythonCorpus() throws {
-        let corpus = try PythonMsgPack.corpus()
+    func weReadPythonCorpus() async throws {
+        let corpus = try await PythonMsgPack.corpus()
         #expect(corpus.count > 80)
-        try expectAgreement(on: corpus)
+        try await expectAgreement(on: corpus)
     }
 
     @Test("we read 10,000 random values written by Python as Python reads them", arguments: [UInt64(5), 77])
-    func weReadPythonRandomValues(seed: UInt64) throws {
-        let encoded = try PythonMsgPack.generate(seed: seed, count: 10_000)
+    func weReadPythonRandomValues(seed: UInt64) async throws {
+        let encoded = try await PythonMsgPack.generate(seed: seed, count: 10_000)
         #expect(encoded.count == 10_000)
-        try expectAgreement(on: encoded)
+        try await expectAgreement(on: encoded)
     }
 
     /// Encodes each value and has Python check that it reads the bytes as the value.
-    private func expectPythonReads(_ values: [SyncValue]) throws {
+    private func expectPythonReads(_ values: [SyncValue]) async throws {
         let expectations = try values.map {
             PythonMsgPack.Expectation(bytes: try codec.encode($0), canonical: MessagePackCanonicalForm.of($0))
         }
-        let report = try PythonMsgPack.check(expectations)
+        let report = try await PythonMsgPack.check(expectations)
         #expect(report.disagreements.isEmpty, "\(report.disagreements.prefix(10).joined(separator: "\n"))")
         #expect(report.agreed == expectations.count)
     }
@@ -106,7 +105,7 @@ struct MessagePackPythonInteropTests {
     /// Decodes each of Python's encodings and has Python check two things: that
     /// it reads its own bytes as the value we read (dates to the precision of a
     /// `Date`), and that it reads our re-encoding of that value as exactly that value.
-    private func expectAgreement(on encodings: [[UInt8]]) throws {
+    private func expectAgreement(on encodings: [[UInt8]]) async throws {
         var expectations: [PythonMsgPack.Expectation] = []
         for bytes in encodings {
             let value: SyncValue
@@ -118,7 +117,7 @@ struct MessagePackPythonInteropTests {
             expectations.append(.init(bytes: bytes, canonical: canonical, datesApproximate: true))
             expectations.append(.init(bytes: try codec.encode(value), canonical: canonical))
         }
-        let report = try PythonMsgPack.check(expectations)
+        let report = try await PythonMsgPack.check(expectations)
         #expect(report.disagreements.isEmpty, "\(report.disagreements.prefix(10).joined(separator: "\n"))")
         #expect(report.agreed == expectations.count)
     }

@@ -82,7 +82,8 @@ enum TestPostgresServer {
 
     /// Runs `arguments` with bash and returns its status and output.
     private static func run(_ arguments: [String]) throws -> (status: Int32, output: String, errors: String) {
-        let outcome = try ChildProcess.run("/bin/bash", arguments: arguments)
+        // Runs once, from the static initializer of `address` or at exit: nowhere to await.
+        let outcome = try ChildProcess.runSynchronously("/bin/bash", arguments: arguments)
         return (outcome.status, outcome.outputText, outcome.errorText)
     }
 

@@ -29,7 +29,7 @@ struct TwoServersTests {
 
         let users = folder.appendingPathComponent("users.txt").path
         let token = "two-servers-\(UUID().uuidString)"
-        let added = try ChildProcess.run(executable, arguments: ["users", "add", "ada", "--file", users, "--token", token])
+        let added = try await ChildProcess.run(executable, arguments: ["users", "add", "ada", "--file", users, "--token", token])
         try #require(added.status == 0, "anchorage users add failed: \(added.errorText)")
 
         let storeURL = "postgres://\(address.username)@\(address.host):\(address.port)/\(database)"
@@ -47,12 +47,12 @@ struct TwoServersTests {
             }
             try await converge(through: urls, token: token)
         } catch {
-            for server in servers { _ = try? server.terminate() }
+            for server in servers { _ = try? await server.terminate() }
             try? await administer("DROP DATABASE IF EXISTS \(database)")
             throw error
         }
         for server in servers {
-            let status = try server.terminate()
+            let status = try await server.terminate()
             #expect(status == 0, "a server stopped with status \(status): \(String(decoding: server.standardError, as: UTF8.self))")
         }
         try await administer("DROP DATABASE IF EXISTS \(database)")

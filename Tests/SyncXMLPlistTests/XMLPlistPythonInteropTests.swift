@@ -2,11 +2,12 @@ import Foundation
 import SyncCore
 import SyncTesting
 import SyncXMLPlist
+import TestSupport
 import Testing
 
 @Suite(
     "XML property list interop with Python's plistlib",
-    .enabled(if: PythonPlist.isAvailable, "python3 with plistlib is not installed: the plistlib interop tests need it"))
+    .enabled("python3 with plistlib is not installed: the plistlib interop tests need it") { await PythonPlist.python.isAvailable() })
 struct XMLPlistPythonInteropTests {
     let codec = XMLPlistCodec()
 
@@ -73,36 +74,36 @@ struct XMLPlistPythonInteropTests {
     ]
 
     @Test("the Python check notices a value or a kind that differs")
-    func checkNoticesDisagreement() throws {
+    func checkNoticesDisagreement() async throws {
         let pairs: [(SyncValue, SyncValue)] = [(1, 2), (1, 1.0), (.real(0.0), .real(-0.0)), ("é", "e"), (["a": 1], ["b": 1])]
-        let report = try PythonPlist.check(try pairs.map { (try codec.encode($0.0), CanonicalText.of($0.1)) })
+        let report = try await PythonPlist.check(try pairs.map { (try codec.encode($0.0), CanonicalText.of($0.1)) })
         #expect(report.agreed == 0)
         #expect(report.disagreements.count == pairs.count)
     }
 
     @Test("Python reads the fixed corpus we write as the same values")
-    func pythonReadsOurCorpus() throws {
+    func pythonReadsOurCorpus() async throws {
         let pairs = try Self.writtenCorpus.map { (try codec.encode($0), CanonicalText.of($0)) }
-        let report = try PythonPlist.check(pairs)
+        let report = try await PythonPlist.check(pairs)
         #expect(report.disagreements.isEmpty, "\(report.disagreements.joined(separator: "\n"))")
         #expect(report.agreed == pairs.count)
     }
 
     @Test("Python reads 10,000 random values we write as the same values", arguments: [UInt64(3), 20_240_502])
-    func pythonReadsOurRandomValues(seed: UInt64) throws {
+    func pythonReadsOurRandomValues(seed: UInt64) async throws {
         var values = RandomValues(seed: seed, features: codec.features)
         var pairs: [(document: [UInt8], canonical: String)] = []
         for _ in 0..<10_000 {
             let value = XMLPlistTestSupport.xmlSafe(values.next())
             pairs.append((try codec.encode(value), CanonicalText.of(value)))
         }
-        let report = try PythonPlist.check(pairs)
+        let report = try await PythonPlist.check(pairs)
         #expect(report.disagreements.isEmpty, "\(report.disagreements.prefix(10).joined(separator: "\n"))")
         #expect(report.agreed == pairs.count)
     }
 
     @Test("we read the fixed corpus as Python reads it, and Python reads our re-encoding the same")
-    func weReadTheCorpus() throws {
+    func weReadTheCorpus() async throws {
         var pairs: [(document: [UInt8], canonical: String)] = []
         for text in Self.readCorpus {
             let document = Array(text.utf8)
@@ -110,14 +111,14 @@ struct XMLPlistPythonInteropTests {
             pairs.append((document, CanonicalText.of(value)))
             pairs.append((try codec.encode(value), CanonicalText.of(value)))
         }
-        let report = try PythonPlist.check(pairs)
+        let report = try await PythonPlist.check(pairs)
         #expect(report.disagreements.isEmpty, "\(report.disagreements.joined(separator: "\n"))")
         #expect(report.agreed == pairs.count)
     }
 
     @Test("we read 10,000 random documents written by plistlib.dumps as the values Python wrote", arguments: [UInt64(5), 77])
-    func weReadPythonRandomValues(seed: UInt64) throws {
-        let generated = try PythonPlist.generate(seed: seed, count: 10_000)
+    func weReadPythonRandomValues(seed: UInt64) async throws {
+        let generated = try await PythonPlist.generate(seed: seed, count: 10_000)
         #expect(generated.count == 10_000)
         var unsigned = 0
         for (index, (document, canonical)) in generated.enumerated() {

@@ -1,5 +1,6 @@
 import Foundation
 import SyncCore
+import TestSupport
 
 /// A canonical text for a value that Python's side of the interop tests
 /// computes too (see ``PythonPlist``), so that a value read on either side can
@@ -42,40 +43,7 @@ enum PlistCanonicalForm {
     }
 
     /// Lowercase hex of `bytes`.
-    static func hex(_ bytes: [UInt8]) -> String {
-        let digits = Array("0123456789abcdef".utf8)
-        var text: [UInt8] = []
-        text.reserveCapacity(bytes.count * 2)
-        for byte in bytes {
-            text.append(digits[Int(byte >> 4)])
-            text.append(digits[Int(byte & 0xF)])
-        }
-        return String(decoding: text, as: UTF8.self)
-    }
-
-    /// The bytes of a lowercase or uppercase hex string, or `nil` when it is not one.
-    static func bytes(fromHex text: Substring) -> [UInt8]? {
-        let digits = Array(text.utf8)
-        guard digits.count % 2 == 0 else { return nil }
-        var bytes: [UInt8] = []
-        bytes.reserveCapacity(digits.count / 2)
-        var index = 0
-        while index < digits.count {
-            guard let high = nibble(digits[index]), let low = nibble(digits[index + 1]) else { return nil }
-            bytes.append(high << 4 | low)
-            index += 2
-        }
-        return bytes
-    }
-
-    private static func nibble(_ digit: UInt8) -> UInt8? {
-        switch digit {
-        case UInt8(ascii: "0")...UInt8(ascii: "9"): digit - UInt8(ascii: "0")
-        case UInt8(ascii: "a")...UInt8(ascii: "f"): digit - UInt8(ascii: "a") + 10
-        case UInt8(ascii: "A")...UInt8(ascii: "F"): digit - UInt8(ascii: "A") + 10
-        default: nil
-        }
-    }
+    static func hex(_ bytes: [UInt8]) -> String { Hex.encode(bytes) }
 
     private static func hex16(_ bits: UInt64) -> String {
         hex((0..<8).reversed().map { UInt8(truncatingIfNeeded: bits >> UInt64($0 * 8)) })

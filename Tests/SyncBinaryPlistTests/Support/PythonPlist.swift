@@ -1,90 +1,50 @@
-import Foundation
 import SyncTesting
+import TestSupport
 
 /// Runs Python's `plistlib` (`FMT_BINARY`) as an independent binary plist implementation.
 ///
 /// Values cross between the two sides as ``PlistCanonicalForm`` texts, which
 /// the Python script computes the same way from what `plistlib` reads.
 enum PythonPlist {
-    /// Whether `python3` with `plistlib` runs here; the interop tests are skipped without it.
-    static let isAvailable: Bool = {
-        (try? run(["-c", "import plistlib, struct, datetime"], input: []))?.status == 0
-    }()
-
-    /// A failed Python run.
-    struct Failure: Error, CustomStringConvertible {
-        var description: String
-    }
-
-    /// The result of a `check` run: how many files agreed, and a description of each that did not.
-    struct CheckReport {
-        var agreed = 0
-        var disagreements: [String] = []
-    }
+    /// The program; interop tests are enabled by `python.isAvailable()`.
+    static let python = PythonProgram(script, requiring: ["plistlib", "struct", "datetime"])
 
     /// Asks Python to read each file with `plistlib` and compare what it reads with the canonical text beside it.
-    static func check(_ pairs: [(file: [UInt8], canonical: String)]) throws -> CheckReport {
-        var input = ""
-        for (file, canonical) in pairs { input += PlistCanonicalForm.hex(file) + " " + canonical + "\n" }
-        let output = try runScript(["check"], input: Array(input.utf8))
-        var report = CheckReport()
-        for line in output.split(separator: "\n") {
-            if line.hasPrefix("agreed ") {
-                report.agreed = Int(line.dropFirst("agreed ".count)) ?? -1
-            } else {
-                report.disagreements.append(String(line))
-            }
-        }
-        return report
+    static func check(_ pairs: [(file: [UInt8], canonical: String)]) async throws -> PythonCheckReport {
+        let input = pairs.map { Hex.encode($0.file) + " " + $0.canonical + "\n" }.joined()
+        return try await python.check(["check"], input: Array(input.utf8))
     }
 
     /// Files written by `plistlib.dumps(…, fmt=FMT_BINARY)` from `count` random values (seeded).
-    static func randomFiles(seed: UInt64, count: Int) throws -> [(file: [UInt8], canonical: String)] {
-        try files(["generate", String(seed), String(count)])
+    static func randomFiles(seed: UInt64, count: Int) async throws -> [(file: [UInt8], canonical: String)] {
+        try await files(["generate", String(seed), String(count)])
     }
 
     /// Files written by `plistlib.dumps(…, fmt=FMT_BINARY)` from the script's fixed corpus.
-    static func corpusFiles() throws -> [(file: [UInt8], canonical: String)] {
-        try files(["corpus"])
+    static func corpusFiles() async throws -> [(file: [UInt8], canonical: String)] {
+        try await files(["corpus"])
     }
 
     /// The file `plistlib` writes for `[None]`, with its null object.
-    static func noneFile() throws -> [UInt8] {
-        guard let file = try files(["none"]).first?.file else { throw Failure(description: "python wrote nothing") }
+    static func noneFile() async throws -> [UInt8] {
+        guard let file = try await files(["none"]).first?.file else { throw PythonFailure("python wrote nothing") }
         return file
     }
 
     /// The file `plistlib` writes for a dictionary whose two keys, "é" precomposed and
     /// decomposed, are distinct in Python but one key as Swift strings.
-    static func equivalentKeysFile() throws -> [UInt8] {
-        guard let file = try files(["equivalent-keys"]).first?.file else { throw Failure(description: "python wrote nothing") }
+    static func equivalentKeysFile() async throws -> [UInt8] {
+        guard let file = try await files(["equivalent-keys"]).first?.file else { throw PythonFailure("python wrote nothing") }
         return file
     }
 
     /// The `<hex file> <canonical>` lines a script command prints.
-    private static func files(_ arguments: [String]) throws -> [(file: [UInt8], canonical: String)] {
-        let output = try runScript(arguments, input: [])
-        return try output.split(separator: "\n").map { line in
+    private static func files(_ arguments: [String]) async throws -> [(file: [UInt8], canonical: String)] {
+        try await python.run(arguments).split(separator: "\n").map { line in
             let parts = line.split(separator: " ")
-            guard parts.count == 2, let file = PlistCanonicalForm.bytes(fromHex: parts[0]) else {
-                throw Failure(description: "unexpected line from python: \(line.prefix(200))")
-            }
-            return (file, String(parts[1]))
+            guard parts.count == 2 else { throw PythonFailure("unexpected line from python: \(line.prefix(200))") }
+            return (try Hex.decode(parts[0]), String(parts[1]))
         }
-    }
-
-    private static func runScript(_ arguments: [String], input: [UInt8]) throws -> String {
-        let outcome = try run(["-c", script] + arguments, input: input)
-        guard outcome.status == 0 else {
-            throw Failure(description: "python \(arguments.first ?? "") failed (\(outcome.status)): \(outcome.standardError)")
-        }
-        return outcome.standardOutput
-    }
-
-    /// Runs `python3` with `arguments`, feeding it `input`; files carry the streams, so no pipe can fill up.
-    private static func run(_ arguments: [String], input: [UInt8]) throws -> (status: Int32, standardOutput: String, standardError: String) {
-        let outcome = try ChildProcess.run("python3", arguments: arguments, input: input)
-        return (outcome.status, outcome.outputText, outcome.errorText)
     }
 
     /// The Python side. `check` reads `<hex file> <canonical>` lines and prints

@@ -1,5 +1,5 @@
-import Foundation
 import SyncTesting
+import TestSupport
 
 /// Runs Python's `json` module as an independent JSON implementation.
 ///
@@ -8,106 +8,39 @@ import SyncTesting
 /// decimal strings, reals as the hex of their IEEE 754 bits (so they compare
 /// exactly, `-0.0` included), objects as entry lists sorted by key.
 enum PythonJSON {
-    /// Whether `python3` runs here; interop tests are skipped without it.
-    static let isAvailable: Bool = {
-        (try? run(["-c", "import json, struct"], input: []))?.status == 0
-    }()
-
-    /// The outcome of one Python run.
-    struct Outcome {
-        var status: Int32
-        var standardOutput: String
-        var standardError: String
-    }
-
-    /// The result of a `check` run: how many lines agreed, and a description of each that did not.
-    struct CheckReport {
-        var agreed: Int
-        var disagreements: [String]
-    }
+    /// The program; interop tests are enabled by `python.isAvailable()`.
+    static let python = PythonProgram(script, requiring: ["json", "struct"])
 
     /// Asks Python to read each JSON text and compare what it reads with the
     /// canonical form given beside it.
     /// - Parameter pairs: a JSON text and the canonical form (itself JSON) of the value it should hold.
-    static func check(_ pairs: [(text: [UInt8], canonical: [UInt8])]) throws -> CheckReport {
+    static func check(_ pairs: [(text: [UInt8], canonical: [UInt8])]) async throws -> PythonCheckReport {
         var input: [UInt8] = []
         for (text, canonical) in pairs {
-            input += Array(hex(text).utf8) + [UInt8(ascii: " ")] + Array(hex(canonical).utf8) + [UInt8(ascii: "\n")]
+            Hex.append(text, to: &input)
+            input.append(UInt8(ascii: " "))
+            Hex.append(canonical, to: &input)
+            input.append(UInt8(ascii: "\n"))
         }
-        let outcome = try run(["-c", script, "check"], input: input)
-        guard outcome.status == 0 else {
-            throw PythonFailure("python check failed (\(outcome.status)): \(outcome.standardError)")
-        }
-        return report(outcome.standardOutput)
-    }
-
-    /// Reads the `agreed N` line and the disagreements a check printed.
-    private static func report(_ output: String) -> CheckReport {
-        var report = CheckReport(agreed: 0, disagreements: [])
-        for line in output.split(separator: "\n") {
-            if line.hasPrefix("agreed ") {
-                report.agreed = Int(line.dropFirst("agreed ".count)) ?? -1
-            } else {
-                report.disagreements.append(String(line))
-            }
-        }
-        return report
+        return try await python.check(["check"], input: input)
     }
 
     /// Asks Python whether each text is exactly what `json.dumps` writes for the
     /// value it holds with sorted keys, compact separators and raw UTF-8 (with
     /// U+2028 and U+2029 escaped, as we do).
-    static func checkSameBytes(_ texts: [[UInt8]]) throws -> CheckReport {
+    static func checkSameBytes(_ texts: [[UInt8]]) async throws -> PythonCheckReport {
         var input: [UInt8] = []
-        for text in texts { input += Array(hex(text).utf8) + [UInt8(ascii: "\n")] }
-        let outcome = try run(["-c", script, "same-bytes"], input: input)
-        guard outcome.status == 0 else {
-            throw PythonFailure("python same-bytes failed (\(outcome.status)): \(outcome.standardError)")
+        for text in texts {
+            Hex.append(text, to: &input)
+            input.append(UInt8(ascii: "\n"))
         }
-        return report(outcome.standardOutput)
+        return try await python.check(["same-bytes"], input: input)
     }
 
     /// JSON texts written by Python's `json.dumps` from `count` random values
     /// (seeded), in a random mix of its output styles.
-    static func generate(seed: UInt64, count: Int) throws -> [[UInt8]] {
-        let outcome = try run(["-c", script, "generate", String(seed), String(count)], input: [])
-        guard outcome.status == 0 else {
-            throw PythonFailure("python generate failed (\(outcome.status)): \(outcome.standardError)")
-        }
-        return try outcome.standardOutput.split(separator: "\n").map { try bytes(fromHex: $0) }
-    }
-
-    /// Runs `python3` with `arguments`, feeding it `input`.
-    static func run(_ arguments: [String], input: [UInt8]) throws -> Outcome {
-        let outcome = try ChildProcess.run("python3", arguments: arguments, input: input)
-        return Outcome(status: outcome.status, standardOutput: outcome.outputText, standardError: outcome.errorText)
-    }
-
-    /// Lowercase hex of `bytes`.
-    static func hex(_ bytes: [UInt8]) -> String {
-        let digits = Array("0123456789abcdef".utf8)
-        var text: [UInt8] = []
-        text.reserveCapacity(bytes.count * 2)
-        for byte in bytes {
-            text.append(digits[Int(byte >> 4)])
-            text.append(digits[Int(byte & 0xF)])
-        }
-        return String(decoding: text, as: UTF8.self)
-    }
-
-    /// The bytes of a hex string.
-    static func bytes(fromHex text: Substring) throws -> [UInt8] {
-        let digits = Array(text.utf8)
-        guard digits.count % 2 == 0 else { throw PythonFailure("odd-length hex from python") }
-        var bytes: [UInt8] = []
-        bytes.reserveCapacity(digits.count / 2)
-        for index in stride(from: 0, to: digits.count, by: 2) {
-            guard let pair = UInt8(String(decoding: digits[index...index + 1], as: UTF8.self), radix: 16) else {
-                throw PythonFailure("bad hex from python")
-            }
-            bytes.append(pair)
-        }
-        return bytes
+    static func generate(seed: UInt64, count: Int) async throws -> [[UInt8]] {
+        try await python.hexLines(["generate", String(seed), String(count)])
     }
 
     /// The Python side: `check` reads `<hex text> <hex canonical>` lines;
@@ -218,10 +151,4 @@ enum PythonJSON {
         elif sys.argv[1] == "same-bytes": same_bytes()
         else: generate(int(sys.argv[2]), int(sys.argv[3]))
         """#
-}
-
-/// Python could not be run, or answered something unexpected.
-struct PythonFailure: Error, CustomStringConvertible {
-    var description: String
-    init(_ description: String) { self.description = description }
 }

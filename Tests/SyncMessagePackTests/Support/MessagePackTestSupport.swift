@@ -1,5 +1,6 @@
 import Foundation
 import SyncCore
+import TestSupport
 import SyncMessagePack
 
 /// Values and helpers shared by the MessagePack codec tests.
@@ -31,12 +32,7 @@ enum MessagePackTestSupport {
     }
 
     /// The bytes as lowercase hex digits, for comparisons with expected encodings.
-    static func hex(_ bytes: [UInt8]) -> String {
-        bytes.map { byte in
-            let digits = String(byte, radix: 16)
-            return digits.count == 1 ? "0" + digits : digits
-        }.joined()
-    }
+    static func hex(_ bytes: [UInt8]) -> String { Hex.encode(bytes) }
 
     /// The hex of the encoding of `value`.
     static func encodedHex(_ value: SyncValue, codec: MessagePackCodec = MessagePackCodec()) throws -> String {

@@ -1,7 +1,7 @@
-import Foundation
-import SyncTesting
 import SyncCore
 import SyncJSON
+import SyncTesting
+import TestSupport
 
 /// Runs Python's `msgpack` package as an independent MessagePack implementation.
 ///
@@ -9,23 +9,8 @@ import SyncJSON
 /// ``MessagePackCanonicalForm``, written as JSON, which depends on neither
 /// side's MessagePack code.
 enum PythonMsgPack {
-    /// Whether `python3` with the `msgpack` package runs here; interop tests are skipped without them.
-    static let isAvailable: Bool = {
-        (try? run(["-c", "import msgpack, json, struct"], input: []))?.status == 0
-    }()
-
-    /// The outcome of one Python run.
-    struct Outcome {
-        var status: Int32
-        var standardOutput: String
-        var standardError: String
-    }
-
-    /// How many lines Python found in agreement, and a description of each that was not.
-    struct Report {
-        var agreed: Int
-        var disagreements: [String]
-    }
+    /// The program; interop tests are enabled by `python.isAvailable()`.
+    static let python = PythonProgram(script, requiring: ["msgpack", "json", "struct"])
 
     /// One item for ``check(_:)``: MessagePack bytes and the canonical form of the value they should hold.
     struct Expectation {
@@ -43,98 +28,41 @@ enum PythonMsgPack {
     /// form, twice: with `timestamp=0` (`msgpack.Timestamp`, exact to the
     /// nanosecond) and with `timestamp=3` (`datetime`, to the microsecond,
     /// when every date is in the years 1 to 9999).
-    static func check(_ expectations: [Expectation]) throws -> Report {
+    static func check(_ expectations: [Expectation]) async throws -> PythonCheckReport {
         let json = JSONCodec()
         var input: [UInt8] = []
         for expectation in expectations {
-            input += Array(hex(expectation.bytes).utf8) + [UInt8(ascii: " ")]
-            input += Array(hex(try json.encode(expectation.canonical)).utf8)
+            Hex.append(expectation.bytes, to: &input)
+            input.append(UInt8(ascii: " "))
+            Hex.append(try json.encode(expectation.canonical), to: &input)
             input += Array((expectation.datesApproximate ? " approximate\n" : " exact\n").utf8)
         }
-        return report(try runChecked(["check"], input: input))
+        return try await python.check(["check"], input: input)
     }
 
     /// What `msgpack.packb(value, use_bin_type=True, datetime=True)` writes for
     /// each canonical value, with map keys inserted in the order of their UTF-8 bytes.
-    static func pack(_ canonicals: [SyncValue]) throws -> [[UInt8]] {
+    static func pack(_ canonicals: [SyncValue]) async throws -> [[UInt8]] {
         let json = JSONCodec()
         var input: [UInt8] = []
-        for canonical in canonicals { input += Array(hex(try json.encode(canonical)).utf8) + [UInt8(ascii: "\n")] }
-        return try lines(try runChecked(["pack"], input: input))
+        for canonical in canonicals {
+            Hex.append(try json.encode(canonical), to: &input)
+            input.append(UInt8(ascii: "\n"))
+        }
+        return try await python.hexLines(["pack"], input: input)
     }
 
     /// MessagePack written by Python from `count` random values (seeded):
     /// every type, every length form, float32 now and then, datetimes and
     /// timestamps with nanoseconds.
-    static func generate(seed: UInt64, count: Int) throws -> [[UInt8]] {
-        try lines(try runChecked(["generate", String(seed), String(count)], input: []))
+    static func generate(seed: UInt64, count: Int) async throws -> [[UInt8]] {
+        try await python.hexLines(["generate", String(seed), String(count)])
     }
 
     /// MessagePack written by Python from its fixed corpus: the boundaries of
     /// every length form and integer width, float32, every timestamp form.
-    static func corpus() throws -> [[UInt8]] {
-        try lines(try runChecked(["corpus"], input: []))
-    }
-
-    private static func runChecked(_ arguments: [String], input: [UInt8]) throws -> String {
-        let outcome = try run(["-c", script] + arguments, input: input)
-        guard outcome.status == 0 else {
-            throw PythonFailure("python \(arguments[0]) failed (\(outcome.status)): \(outcome.standardError)")
-        }
-        return outcome.standardOutput
-    }
-
-    private static func lines(_ output: String) throws -> [[UInt8]] {
-        try output.split(separator: "\n").map { try bytes(fromHex: $0) }
-    }
-
-    private static func report(_ output: String) -> Report {
-        var report = Report(agreed: 0, disagreements: [])
-        for line in output.split(separator: "\n") {
-            if line.hasPrefix("agreed ") {
-                report.agreed = Int(line.dropFirst("agreed ".count)) ?? -1
-            } else {
-                report.disagreements.append(String(line))
-            }
-        }
-        return report
-    }
-
-    /// Runs `python3` with `arguments`, feeding it `input` through files (no pipe can fill up and stall).
-    static func run(_ arguments: [String], input: [UInt8]) throws -> Outcome {
-        let outcome = try ChildProcess.run("python3", arguments: arguments, input: input)
-        return Outcome(status: outcome.status, standardOutput: outcome.outputText, standardError: outcome.errorText)
-    }
-
-    /// Lowercase hex of `bytes`.
-    static func hex(_ bytes: [UInt8]) -> String {
-        let digits = Array("0123456789abcdef".utf8)
-        var text: [UInt8] = []
-        text.reserveCapacity(bytes.count * 2)
-        for byte in bytes {
-            text.append(digits[Int(byte >> 4)])
-            text.append(digits[Int(byte & 0xF)])
-        }
-        return String(decoding: text, as: UTF8.self)
-    }
-
-    /// The bytes of a hex string.
-    static func bytes(fromHex text: Substring) throws -> [UInt8] {
-        func value(_ digit: UInt8) throws -> UInt8 {
-            switch digit {
-            case UInt8(ascii: "0")...UInt8(ascii: "9"): return digit - UInt8(ascii: "0")
-            case UInt8(ascii: "a")...UInt8(ascii: "f"): return digit - UInt8(ascii: "a") + 10
-            default: throw PythonFailure("bad hex digit from python")
-            }
-        }
-        let digits = Array(text.utf8)
-        guard digits.count % 2 == 0 else { throw PythonFailure("odd-length hex from python") }
-        var bytes: [UInt8] = []
-        bytes.reserveCapacity(digits.count / 2)
-        for index in stride(from: 0, to: digits.count, by: 2) {
-            bytes.append(try value(digits[index]) << 4 | value(digits[index + 1]))
-        }
-        return bytes
+    static func corpus() async throws -> [[UInt8]] {
+        try await python.hexLines(["corpus"])
     }
 
     /// The Python side. `check` reads `<hex msgpack> <hex canonical JSON> exact|approximate`
@@ -295,8 +223,12 @@ enum PythonMsgPack {
             if roll <= 5: return random_string(r)
             if roll == 6: return bytes(r.getrandbits(8) for _ in range(r.choice([r.randint(0, 20), r.randint(250, 300)])))
             if roll <= 8: return random_date(r)
-            if roll <= 10: return [random_value(r, depth + 1) for _ in range(r.choice([r.randint(0, 5), r.randint(14, 20)]))]
-            return {random_string(r): random_value(r, depth + 1) for _ in range(r.choice([r.randint(0, 5), r.randint(14, 20)]))}
+            if roll <= 10: return [random_value(r, depth + 1) for _ in range(container_length(r, depth))]
+            return {random_string(r): random_value(r, depth + 1) for _ in range(container_length(r, depth))}
+
+        def container_length(r, depth):
+            # The 16-entry forms (array 16, map 16) at the top only, so a value stays a few kilobytes.
+            return r.choice([r.randint(0, 5), r.randint(14, 20)]) if depth == 0 else r.randint(0, 4)
 
         def generate(seed, count):
             r = random.Random(seed)
@@ -338,10 +270,4 @@ enum PythonMsgPack {
         elif command == "corpus": corpus()
         else: generate(int(sys.argv[2]), int(sys.argv[3]))
         """#
-}
-
-/// Python could not be run, or answered something unexpected.
-struct PythonFailure: Error, CustomStringConvertible {
-    var description: String
-    init(_ description: String) { self.description = description }
 }

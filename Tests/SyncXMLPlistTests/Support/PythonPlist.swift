@@ -1,94 +1,27 @@
-import Foundation
 import SyncTesting
+import TestSupport
 
 /// Runs Python's `plistlib` (XML format, read with expat) as an independent
 /// XML property list implementation. Values cross in ``CanonicalText`` form.
 enum PythonPlist {
-    /// Whether `python3` with `plistlib` runs here; interop tests are skipped without it.
-    static let isAvailable: Bool = {
-        (try? run(["-c", "import plistlib, struct, datetime"], input: []))?.status == 0
-    }()
-
-    /// The outcome of one Python run.
-    struct Outcome {
-        var status: Int32
-        var standardOutput: String
-        var standardError: String
-    }
-
-    /// The result of a `check` run: how many documents agreed, and a description of each that did not.
-    struct CheckReport {
-        var agreed: Int
-        var disagreements: [String]
-    }
+    /// The program; interop tests are enabled by `python.isAvailable()`.
+    static let python = PythonProgram(script, requiring: ["plistlib", "struct", "datetime"])
 
     /// Asks Python to read each document with `plistlib.loads` and compare what
     /// it reads with the canonical text given beside it.
-    static func check(_ pairs: [(document: [UInt8], canonical: String)]) throws -> CheckReport {
-        var input: [UInt8] = []
-        for (document, canonical) in pairs {
-            input += Array(hex(document).utf8) + [UInt8(ascii: " ")] + Array(canonical.utf8) + [UInt8(ascii: "\n")]
-        }
-        let outcome = try run(["-c", script, "check"], input: input)
-        guard outcome.status == 0 else {
-            throw PythonFailure("python check failed (\(outcome.status)): \(outcome.standardError)")
-        }
-        var report = CheckReport(agreed: 0, disagreements: [])
-        for line in outcome.standardOutput.split(separator: "\n") {
-            if line.hasPrefix("agreed ") {
-                report.agreed = Int(line.dropFirst("agreed ".count)) ?? -1
-            } else {
-                report.disagreements.append(String(line))
-            }
-        }
-        return report
+    static func check(_ pairs: [(document: [UInt8], canonical: String)]) async throws -> PythonCheckReport {
+        let input = pairs.map { Hex.encode($0.document) + " " + $0.canonical + "\n" }.joined()
+        return try await python.check(["check"], input: Array(input.utf8))
     }
 
     /// Asks Python for `count` random values (seeded) written with
     /// `plistlib.dumps(fmt=FMT_XML)`, each with its canonical text.
-    static func generate(seed: UInt64, count: Int) throws -> [(document: [UInt8], canonical: String)] {
-        let outcome = try run(["-c", script, "generate", String(seed), String(count)], input: [])
-        guard outcome.status == 0 else {
-            throw PythonFailure("python generate failed (\(outcome.status)): \(outcome.standardError)")
-        }
-        return try outcome.standardOutput.split(separator: "\n").map { line in
+    static func generate(seed: UInt64, count: Int) async throws -> [(document: [UInt8], canonical: String)] {
+        try await python.run(["generate", String(seed), String(count)]).split(separator: "\n").map { line in
             let parts = line.split(separator: " ", maxSplits: 1)
             guard parts.count == 2 else { throw PythonFailure("bad line from python: \(line.prefix(100))") }
-            return (try bytes(fromHex: parts[0]), String(parts[1]))
+            return (try Hex.decode(parts[0]), String(parts[1]))
         }
-    }
-
-    /// Runs `python3` with `arguments`, feeding it `input`.
-    static func run(_ arguments: [String], input: [UInt8]) throws -> Outcome {
-        let outcome = try ChildProcess.run("python3", arguments: arguments, input: input)
-        return Outcome(status: outcome.status, standardOutput: outcome.outputText, standardError: outcome.errorText)
-    }
-
-    /// Lowercase hex of `bytes`.
-    static func hex(_ bytes: [UInt8]) -> String {
-        let digits = Array("0123456789abcdef".utf8)
-        var text: [UInt8] = []
-        text.reserveCapacity(bytes.count * 2)
-        for byte in bytes {
-            text.append(digits[Int(byte >> 4)])
-            text.append(digits[Int(byte & 0xF)])
-        }
-        return String(decoding: text, as: UTF8.self)
-    }
-
-    /// The bytes of a hex string.
-    static func bytes(fromHex text: Substring) throws -> [UInt8] {
-        let digits = Array(text.utf8)
-        guard digits.count % 2 == 0 else { throw PythonFailure("odd-length hex from python") }
-        var bytes: [UInt8] = []
-        bytes.reserveCapacity(digits.count / 2)
-        for index in stride(from: 0, to: digits.count, by: 2) {
-            guard let pair = UInt8(String(decoding: digits[index...index + 1], as: UTF8.self), radix: 16) else {
-                throw PythonFailure("bad hex from python")
-            }
-            bytes.append(pair)
-        }
-        return bytes
     }
 
     /// The Python side: `check` reads `<hex document> <canonical text>` lines;
@@ -189,10 +122,4 @@ enum PythonPlist {
         if sys.argv[1] == "check": check()
         else: generate(int(sys.argv[2]), int(sys.argv[3]))
         """#
-}
-
-/// Python could not be run, or answered something unexpected.
-struct PythonFailure: Error, CustomStringConvertible {
-    var description: String
-    init(_ description: String) { self.description = description }
 }

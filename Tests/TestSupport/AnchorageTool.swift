@@ -1,0 +1,55 @@
+import Foundation
+import SyncTesting
+
+/// The `anchorage` executable SwiftPM built beside the test bundle, run the
+/// way a user runs it.
+///
+/// ```swift
+/// let tool = try AnchorageTool()
+/// let server = try await tool.serve(["--store", "memory", "--users", users])
+/// let outcome = try await tool.run(["sync", "--server", server.url.absoluteString, …])
+/// ```
+public struct AnchorageTool: Sendable {
+    /// The executable's path.
+    public let path: String
+
+    /// Finds the built executable.
+    /// - Throws: ``ChildProcess/LaunchError`` when it is not there: `swift build --build-tests` builds it,
+    ///   so a missing tool is a broken build, never a reason to skip.
+    public init() throws {
+        guard let path = ChildProcess.builtExecutable(named: "anchorage") else {
+            throw ChildProcess.LaunchError(description: "the anchorage executable was not found beside the test bundle")
+        }
+        self.path = path
+    }
+
+    /// Runs `anchorage ARGUMENTS` to completion.
+    public func run(
+        _ arguments: [String], input: [UInt8] = [], environment: [String: String] = [:], workingDirectory: String? = nil
+    ) async throws -> ChildProcess.Outcome {
+        try await ChildProcess.run(
+            path, arguments: arguments, input: input, environment: environment, workingDirectory: workingDirectory)
+    }
+
+    /// A running `anchorage serve` and the address it listens on.
+    public struct Server: Sendable {
+        /// The process.
+        public let process: ChildProcess.Running
+        /// `http://127.0.0.1:PORT`.
+        public let url: URL
+    }
+
+    /// Starts `anchorage serve --port 0 ARGUMENTS` and waits until it prints the address it serves on.
+    public func serve(
+        _ arguments: [String], environment: [String: String] = [:], workingDirectory: String? = nil
+    ) async throws -> Server {
+        let process = try ChildProcess.start(
+            path, arguments: ["serve", "--port", "0"] + arguments, environment: environment,
+            workingDirectory: workingDirectory)
+        let url = try await process.waitForOutputLine(timeout: .seconds(300)) { line in
+            line.contains("serving on")
+                ? line.split(separator: " ").first { $0.hasPrefix("http://") }.flatMap { URL(string: String($0)) } : nil
+        }
+        return Server(process: process, url: url)
+    }
+}
