@@ -2,15 +2,19 @@ import FoundationEssentials
 public import SyncCore
 
 /// An appSync device: keeps objects with its own counter in a local
-/// ``SyncStore``, and syncs each type with ``doSync()`` — download, then upload.
+/// ``SyncStore``, and syncs each type with ``sync()`` — download, then upload.
 ///
 /// ```swift
 /// let client = AppSyncClient(
 ///     store: localStore, transport: transport, codec: JSONCodec(),
-///     types: [AppSyncObjectType("booking", primaryKey: ["room", "date"])], policy: NewestWinsPolicy())
+///     types: [AppSyncObjectType("booking", primaryKey: ["room", "date"])],
+///     configuration: .init(conflictPolicy: .serverWins))
 /// let guid = try await client.save("booking", fields: ["room": 100, "date": "2015-05-12", "price": 90])
-/// try await client.doSync()
+/// try await client.sync()
 /// ```
+///
+/// What is not the local store, the server or the types is in ``Configuration``:
+/// where the server is mounted, retries, the clocks and the conflict policy.
 ///
 /// ## Counters
 /// The client's counter grows with every local change — never when it
@@ -23,8 +27,9 @@ public import SyncCore
 /// ## Conflicts
 /// Downloading an object whose local copy is dirty is a conflict, and so is
 /// downloading a live object whose primary key a different local object
-/// holds. Both are handed to the ``ConflictPolicy`` with the server's version
-/// as `remote`; the policy's answer is applied:
+/// holds. Both are handed to the configuration's
+/// ``Configuration/conflictPolicy`` with the server's version as `remote`;
+/// the policy's answer is applied:
 /// - `keepLocal` — the local version stays dirty and goes up next;
 /// - `takeRemote` — the server's version replaces it (and, for a primary-key
 ///   clash, the local object is soft-deleted);
@@ -42,14 +47,59 @@ public import SyncCore
 ///
 /// ## Sending
 /// Requests go through a ``SyncCore/SyncEndpoint``: a failure that may pass
-/// (no answer, 429, 5xx) is retried as ``retry`` says, waiting on the
-/// `sleeper` clock; what is left is thrown as a ``SyncCore/SyncClientError``.
-/// An update may be sent twice without harm — the server skips an object
-/// identical to the one it has — so it is retried like a list.
+/// (no answer, 429, 5xx) is retried as ``Configuration/retry`` says, waiting
+/// on the ``Configuration/sleeper`` clock; what is left is thrown as a
+/// ``SyncCore/SyncClientError``. An update may be sent twice without harm —
+/// the server skips an object identical to the one it has — so it is retried
+/// like a list.
 ///
-/// Syncs run one at a time (``doSync()`` and ``fullSync()`` called together
+/// Syncs run one at a time (``sync()`` and ``fullSync()`` called together
 /// run one after the other); local writes may happen during a sync.
 public actor AppSyncClient {
+    /// How a client reaches the server, retries, stamps local changes and
+    /// settles conflicts. Every setting has a default:
+    /// `AppSyncClient(store:transport:codec:types:)` syncs with a server
+    /// mounted at `/rest`, retries as ``SyncCore/RetryPolicy/default``, and
+    /// keeps the newer version of a conflict (``SyncCore/NewestWinsPolicy``).
+    ///
+    /// ```swift
+    /// var configuration = AppSyncClient.Configuration(conflictPolicy: .clientWins)
+    /// configuration.retry = .none
+    /// ```
+    public struct Configuration: Sendable {
+        /// Where the server is mounted (`/rest` by default).
+        public var basePath: String
+        /// How requests that failed for a reason that may pass are retried.
+        public var retry: RetryPolicy
+        /// The wall clock that stamps `timestamp_created` and `timestamp_lastupdate` of local changes.
+        public var clock: any WallClock
+        /// The clock the waits between retries are slept on: a test passes a `TestClock`.
+        public var sleeper: any Clock<Duration>
+        /// Decides conflicts found while downloading. The seed leaves the
+        /// choice to the application (server, client or timestamp priority);
+        /// the default is timestamp priority, ``SyncCore/NewestWinsPolicy``,
+        /// as `anchorage sync --stack appsync` uses without `--priority`.
+        public var conflictPolicy: any ConflictPolicy
+
+        /// Makes a configuration; every setting left out keeps its default.
+        /// - Parameters:
+        ///   - basePath: Where the server is mounted.
+        ///   - retry: How failures that may pass are retried.
+        ///   - clock: The wall clock that stamps local changes.
+        ///   - sleeper: The clock the waits between retries are slept on.
+        ///   - conflictPolicy: Decides conflicts.
+        public init(
+            basePath: String = "/rest", retry: RetryPolicy = .default, clock: any WallClock = SystemWallClock(),
+            sleeper: any Clock<Duration> = ContinuousClock(), conflictPolicy: any ConflictPolicy = NewestWinsPolicy()
+        ) {
+            self.basePath = basePath
+            self.retry = retry
+            self.clock = clock
+            self.sleeper = sleeper
+            self.conflictPolicy = conflictPolicy
+        }
+    }
+
     /// The local store.
     public nonisolated let store: any SyncStore
     /// The account local objects live under in ``store``.
@@ -60,13 +110,8 @@ public actor AppSyncClient {
     public nonisolated let codec: any SyncCodec
     /// The types this client syncs, by name.
     public nonisolated let types: [String: AppSyncObjectType]
-    /// Decides conflicts.
-    public nonisolated let policy: any ConflictPolicy
-    /// Where the server is mounted.
-    public nonisolated let basePath: String
-    /// How failed requests are retried.
-    public nonisolated var retry: RetryPolicy { endpoint.retry }
-    private nonisolated let clock: any WallClock
+    /// Where the server is mounted, retries, clocks and the conflict policy.
+    public nonisolated let configuration: Configuration
     private nonisolated let endpoint: SyncEndpoint
     /// Lets one sync run at a time.
     package nonisolated let syncGate = SyncGate()
@@ -78,26 +123,19 @@ public actor AppSyncClient {
     ///   - transport: How requests reach the server (add credentials with a middleware).
     ///   - codec: The codec objects travel in.
     ///   - types: The types this client syncs.
-    ///   - policy: Decides conflicts.
-    ///   - basePath: Where the server is mounted.
-    ///   - retry: How failures that may pass are retried.
-    ///   - clock: The wall clock that stamps `timestamp_lastupdate`.
-    ///   - sleeper: The clock the waits between retries are slept on.
+    ///   - configuration: Where the server is mounted, retries, clocks and the conflict policy.
     public init(
         store: any SyncStore, account: AccountID = "device", transport: any SyncClientTransport, codec: any SyncCodec,
-        types: [AppSyncObjectType], policy: any ConflictPolicy, basePath: String = "/rest",
-        retry: RetryPolicy = .default, clock: any WallClock = SystemWallClock(),
-        sleeper: any Clock<Duration> = ContinuousClock()
+        types: [AppSyncObjectType], configuration: Configuration = Configuration()
     ) {
         self.store = store
         self.account = account
         self.transport = transport
         self.codec = codec
         self.types = Dictionary(types.map { ($0.name, $0) }, uniquingKeysWith: { _, last in last })
-        self.policy = policy
-        self.basePath = basePath
-        self.clock = clock
-        self.endpoint = SyncEndpoint(transport: transport, codecs: CodecSet([codec]), retry: retry, clock: sleeper)
+        self.configuration = configuration
+        self.endpoint = SyncEndpoint(
+            transport: transport, codecs: CodecSet([codec]), retry: configuration.retry, clock: configuration.sleeper)
     }
 
     // MARK: Local objects
@@ -112,7 +150,7 @@ public actor AppSyncClient {
             throw AppSyncError.invalid("\(reserved) is a protocol field")
         }
         let guid = guid ?? UUID().uuidString
-        let now = wholeSeconds(clock.now())
+        let now = wholeSeconds(configuration.clock.now())
         try await store.transaction(for: account) { tx in
             let existing = try await tx.record(StoredObject.key(typeName, guid)).map { try StoredObject.object($0.record).object }
             let object = AppSyncObject(
@@ -131,7 +169,7 @@ public actor AppSyncClient {
     /// Soft-deletes an object (`isdeleted` = 1) as a local change.
     public func delete(_ typeName: String, guid: String) async throws {
         let type = try self.type(typeName)
-        let now = wholeSeconds(clock.now())
+        let now = wholeSeconds(configuration.clock.now())
         try await store.transaction(for: account) { tx in
             guard let stored = try await tx.record(StoredObject.key(typeName, guid)) else {
                 throw AppSyncError(status: 404, message: "no \(typeName) \(guid)")
@@ -185,16 +223,16 @@ public actor AppSyncClient {
         public init() {}
     }
 
-    /// Downloads, then uploads, every type; waits first for a sync already running.
+    /// Downloads, then uploads, every type (the seed's `doSync()`); waits first for a sync already running.
     /// - Throws: ``SyncCore/SyncClientError`` when the server cannot be reached or
     ///   refuses, ``SyncCore/StoreError`` when the local store fails.
     @discardableResult
-    public func doSync() async throws -> Report {
+    public func sync() async throws -> Report {
         try await syncGate.run { try await runSync() }
     }
 
     /// Forgets both sync counters, then syncs: everything is downloaded and every local object uploaded.
-    /// - Throws: as ``doSync()``.
+    /// - Throws: as ``sync()``.
     @discardableResult
     public func fullSync() async throws -> Report {
         try await syncGate.run {
@@ -222,7 +260,7 @@ public actor AppSyncClient {
         while true {
             let from = try await counters(name).serverCounterLastSync
             let answer = try await endpoint.send(
-                endpoint.request(.get, "\(basePath)/\(name)/list/\(from)"), as: AppSyncMessages.ListAnswer.self)
+                endpoint.request(.get, "\(configuration.basePath)/\(name)/list/\(from)"), as: AppSyncMessages.ListAnswer.self)
             let remote = answer.objects
             let serverCounter = answer.result.servercounter
             let (downloaded, conflicts) = try await store.transaction(for: account) { tx in
@@ -260,7 +298,7 @@ public actor AppSyncClient {
                 try await StoredObject.put(remote, replacing: local, type: type, counter: counter, in: tx)
                 return .written
             }
-            let resolution = await policy.resolve(
+            let resolution = await configuration.conflictPolicy.resolve(
                 Conflict(local: Self.record(local, type, node: "client"), remote: Self.record(remote, type, node: "server"),
                     resolvingSide: .client))
             switch resolution {
@@ -282,12 +320,12 @@ public actor AppSyncClient {
             let ownerStored = try await tx.record(StoredObject.key(type.name, owner))
         {
             let (local, _) = try StoredObject.object(ownerStored.record)
-            let resolution = await policy.resolve(
+            let resolution = await configuration.conflictPolicy.resolve(
                 Conflict(local: Self.record(local, type, node: "client"), remote: Self.record(remote, type, node: "server"),
                     resolvingSide: .client))
             var retired = local
             retired.isDeleted = true
-            retired.timestampLastUpdate = max(local.timestampLastUpdate, wholeSeconds(clock.now()))
+            retired.timestampLastUpdate = max(local.timestampLastUpdate, wholeSeconds(configuration.clock.now()))
             try await StoredObject.put(retired, replacing: local, type: type, counter: try await Self.nextCounter(tx), in: tx)
             switch resolution {
             case .takeRemote, .keepBoth, .deferred:
@@ -313,7 +351,7 @@ public actor AppSyncClient {
         let dirty = try await allStored(name).filter { $0.counter > lastSync }
         guard !dirty.isEmpty else { return }
         let request = try endpoint.request(
-            .post, "\(basePath)/\(name)/update", body: AppSyncMessages.UpdateRequest(objects: dirty.map(\.object)))
+            .post, "\(configuration.basePath)/\(name)/update", body: AppSyncMessages.UpdateRequest(objects: dirty.map(\.object)))
         let result = try await endpoint.send(request, idempotent: true, as: AppSyncMessages.UpdateAnswer.self).result
         let serverCounter = result.servercounter
         var rejected: [String: String] = [:]

@@ -3,7 +3,7 @@
 /// second sync waiting at a `SyncGate`.
 ///
 /// ```swift
-/// let second = Task { try await client.doSync() }
+/// let second = Task { try await client.sync() }
 /// #expect(await yieldUntil { client.syncGate.waitingCount == 1 })
 /// ```
 /// - Returns: Whether `condition` held before the yields ran out.

@@ -72,8 +72,7 @@ struct Records: AsyncParsableCommand {
             let objectType = try AppSyncObjectType(argument: type)
             return try await store.withStore { store in
                 let client = AppSyncClient(
-                    store: store, transport: NoNetwork(), codec: CodecChoice.json.codec, types: [objectType],
-                    policy: NewestWinsPolicy())
+                    store: store, transport: NoNetwork(), codec: CodecChoice.json.codec, types: [objectType])
                 return try await body(client, objectType)
             }
         }

@@ -95,8 +95,9 @@ struct Sync: AsyncParsableCommand {
                 case .appsync:
                     let client = AppSyncClient(
                         store: localStore, transport: transport, codec: codec.codec,
-                        types: try appSyncTypes.map(AppSyncObjectType.init(argument:)), policy: priority.policy)
-                    let report = try await client.doSync()
+                        types: try appSyncTypes.map(AppSyncObjectType.init(argument:)),
+                        configuration: .init(conflictPolicy: priority.policy))
+                    let report = try await client.sync()
                     print("synced with \(server) in \(codec.rawValue): downloaded \(report.downloaded), uploaded \(report.uploaded), conflicts \(report.conflicts), rejected \(report.rejected.count)")
                 case .ota:
                     guard let account else { throw Self.noAccount(stack) }

@@ -64,9 +64,9 @@ struct AppSyncEngineTests {
     @Test("a server that answers 503 twice, then 200: the sync waits on the clock, retries and completes")
     func serviceUnavailableTwice() async throws {
         let front = ScriptedFront([.text("busy", status: 503), .text("busy", status: 503)], clock: clock)
-        let client = harness.client(transport(front), policy: ServerWinsPolicy(), retry: retry, sleeper: clock)
+        let client = harness.client(transport(front), conflictPolicy: ServerWinsPolicy(), retry: retry, sleeper: clock)
         let guid = try await client.save("booking", fields: ["pk": "2014-05-10", "name": "apples"])
-        let sync = Task { try await client.doSync() }
+        let sync = Task { try await client.sync() }
 
         await clock.waitForSleepers(1)
         #expect(front.requests == ["GET /rest/booking/list/0"])
@@ -85,9 +85,9 @@ struct AppSyncEngineTests {
     func tooManyRequests() async throws {
         let front = ScriptedFront(
             [SyncServiceError(status: 429, message: "slow down", retryAfter: .seconds(2)).response], clock: clock)
-        let client = harness.client(transport(front), policy: ServerWinsPolicy(), retry: retry, sleeper: clock)
+        let client = harness.client(transport(front), conflictPolicy: ServerWinsPolicy(), retry: retry, sleeper: clock)
         try await harness.serverSave(guid: "S1", fields: ["pk": "2014-05-10", "name": "server"])
-        let sync = Task { try await client.doSync() }
+        let sync = Task { try await client.sync() }
 
         await clock.waitForSleepers(1)
         clock.advance(by: .milliseconds(1_999))
@@ -102,8 +102,8 @@ struct AppSyncEngineTests {
     @Test("a 400 is not retried: the sync fails at once with the status and the server's message")
     func badRequestIsNotRetried() async throws {
         let front = ScriptedFront([SyncServiceError.badRequest("that counter is odd").response], clock: clock)
-        let client = harness.client(transport(front), policy: ServerWinsPolicy(), retry: retry, sleeper: clock)
-        let error = await #expect(throws: SyncClientError.self) { try await client.doSync() }
+        let client = harness.client(transport(front), conflictPolicy: ServerWinsPolicy(), retry: retry, sleeper: clock)
+        let error = await #expect(throws: SyncClientError.self) { try await client.sync() }
         #expect(error?.code == .rejected)
         #expect(error?.status == 400)
         #expect(error?.message == "GET /rest/booking/list/0: server answered 400: that counter is odd")
@@ -111,15 +111,15 @@ struct AppSyncEngineTests {
         #expect(clock.sleeperCount == 0)
     }
 
-    @Test("two doSync() calls at once run one after the other: the second sends nothing until the first is done")
+    @Test("two sync() calls at once run one after the other: the second sends nothing until the first is done")
     func concurrentSyncsDoNotOverlap() async throws {
         let front = ScriptedFront(clock: clock, holdFor: .seconds(1))
-        let client = harness.client(transport(front), policy: ServerWinsPolicy(), retry: retry, sleeper: clock)
+        let client = harness.client(transport(front), conflictPolicy: ServerWinsPolicy(), retry: retry, sleeper: clock)
         try await client.save("booking", fields: ["pk": "2014-05-10", "name": "apples"])
 
-        let first = Task { try await client.doSync() }
+        let first = Task { try await client.sync() }
         await clock.waitForSleepers(1)                      // the first sync's list is in the server
-        let second = Task { try await client.doSync() }
+        let second = Task { try await client.sync() }
         #expect(await yieldUntil { client.syncGate.waitingCount == 1 }, "the second sync never reached the gate")
         #expect(front.requests == ["GET /rest/booking/list/0"])
 
@@ -150,9 +150,9 @@ struct AppSyncEngineHTTPTests {
             authenticator: SingleAccountAuthenticator(account: harness.account)
         ) { baseURL in
             let client = harness.client(
-                HTTPClientTransport(baseURL: baseURL), policy: ServerWinsPolicy(), retry: RetryPolicy(jitter: 0),
+                HTTPClientTransport(baseURL: baseURL), conflictPolicy: ServerWinsPolicy(), retry: RetryPolicy(jitter: 0),
                 sleeper: clock)
-            let sync = Task { try await client.doSync() }
+            let sync = Task { try await client.sync() }
             await clock.waitForSleepers(1)
             clock.advance(by: .milliseconds(6_999))
             #expect(clock.sleeperCount == 1)

@@ -17,7 +17,7 @@ struct AppSyncFaultTests {
             service: ServiceRouter().mounting(harness.server, at: "/rest"),
             authenticator: SingleAccountAuthenticator(account: harness.account)
         ).with(faults)
-        let clients = (0..<3).map { _ in harness.client(transport, policy: NewestWinsPolicy()) }
+        let clients = (0..<3).map { _ in harness.client(transport, conflictPolicy: NewestWinsPolicy()) }
         var random = SeededGenerator(seed: 3)
         var created: Set<String> = []
 
@@ -40,12 +40,12 @@ struct AppSyncFaultTests {
             } catch let error as AppSyncError where error.status == 409 {
                 // This client already holds the key: a local constraint, as in any database.
             }
-            _ = try? await clients[Int.random(in: 0..<3, using: &random)].doSync()
+            _ = try? await clients[Int.random(in: 0..<3, using: &random)].sync()
         }
         #expect(faults.counts.faults > 20)
 
         faultsOn.withLock { $0 = false }
-        for _ in 0..<3 { for client in clients { try await client.doSync() } }
+        for _ in 0..<3 { for client in clients { try await client.sync() } }
 
         let server = try await harness.serverObjects()
         for client in clients {

@@ -39,12 +39,12 @@ struct AppSyncHarness {
     static let retryAtOnce = RetryPolicy(maxAttempts: 3, initialDelay: .zero)
 
     func client(
-        _ transport: any SyncClientTransport, policy: any ConflictPolicy, retry: RetryPolicy = Self.retryAtOnce,
+        _ transport: any SyncClientTransport, conflictPolicy: any ConflictPolicy, retry: RetryPolicy = Self.retryAtOnce,
         sleeper: any Clock<Duration> = ContinuousClock()
     ) -> AppSyncClient {
         AppSyncClient(
-            store: MemoryStore(), transport: transport, codec: JSONCodec(), types: [Self.booking], policy: policy,
-            retry: retry, clock: clock, sleeper: sleeper)
+            store: MemoryStore(), transport: transport, codec: JSONCodec(), types: [Self.booking],
+            configuration: .init(retry: retry, clock: clock, sleeper: sleeper, conflictPolicy: conflictPolicy))
     }
 
     /// The server's live objects, by guid.

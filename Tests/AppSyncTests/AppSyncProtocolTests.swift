@@ -9,21 +9,21 @@ struct AppSyncProtocolTests {
     func interleavedUpload() async throws {
         let harness = AppSyncHarness()
         try await harness.withHTTP { transport in
-            let b = harness.client(transport, policy: ServerWinsPolicy())
-            let hook = BeforeUpload { try await b.doSync() }
-            let a = harness.client(transport.with(hook), policy: ServerWinsPolicy())
+            let b = harness.client(transport, conflictPolicy: ServerWinsPolicy())
+            let hook = BeforeUpload { try await b.sync() }
+            let a = harness.client(transport.with(hook), conflictPolicy: ServerWinsPolicy())
             let fromA = try await a.save("booking", fields: ["pk": "A", "name": "from A"])
             let fromB = try await b.save("booking", fields: ["pk": "B", "name": "from B"])
             hook.armed = true
-            try await a.doSync()
+            try await a.sync()
             #expect(try await harness.serverObjects().count == 2)
-            let next = try await a.doSync()
+            let next = try await a.sync()
             #expect(try await a.object("booking", guid: fromB)?.fields["name"] == "from B")
             #expect(next.downloaded == 1)
             #expect(next.conflicts == 0)
             #expect(next.uploaded == 0)
             #expect(try await a.object("booking", guid: fromA)?.fields["name"] == "from A")
-            let third = try await a.doSync()
+            let third = try await a.sync()
             #expect(third == AppSyncClient.Report())
         }
     }

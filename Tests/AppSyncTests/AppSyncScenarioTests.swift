@@ -10,13 +10,13 @@ struct AppSyncScenarioTests {
     func serverToClient() async throws {
         let harness = AppSyncHarness()
         try await harness.withHTTP { transport in
-            let client = harness.client(transport, policy: ServerWinsPolicy())
+            let client = harness.client(transport, conflictPolicy: ServerWinsPolicy())
             try await harness.serverSave(guid: "S1", fields: ["pk": "2014-05-10", "name": "apples", "value": 9])
             try await harness.serverSave(guid: "S2", fields: ["pk": "2014-06-12", "name": "oranges", "value": 3])
-            #expect(try await client.doSync().downloaded == 2)
+            #expect(try await client.sync().downloaded == 2)
             harness.clock.advance()
             try await harness.serverSave(guid: "S2", fields: ["pk": "2014-06-12", "name": "oranges", "value": 7])
-            #expect(try await client.doSync().downloaded == 1)
+            #expect(try await client.sync().downloaded == 1)
             #expect(try await client.object("booking", guid: "S2")?.fields["value"] == 7)
             let counters = try await client.counters("booking")
             #expect(counters.counter == 0)
@@ -28,14 +28,14 @@ struct AppSyncScenarioTests {
     func clientToServer() async throws {
         let harness = AppSyncHarness()
         try await harness.withHTTP { transport in
-            let client = harness.client(transport, policy: ServerWinsPolicy())
+            let client = harness.client(transport, conflictPolicy: ServerWinsPolicy())
             let first = try await client.save("booking", fields: ["pk": "2014-05-10", "name": "apples", "value": 9])
             try await client.save("booking", fields: ["pk": "2014-07-18", "name": "cherries", "value": 6])
-            #expect(try await client.doSync().uploaded == 2)
+            #expect(try await client.sync().uploaded == 2)
             #expect(try await harness.serverStore.latestPosition(for: harness.account) == ChangePosition(2))
             harness.clock.advance()
             try await client.save("booking", guid: first, fields: ["pk": "2014-05-10", "name": "apples", "value": 10])
-            #expect(try await client.doSync().uploaded == 1)
+            #expect(try await client.sync().uploaded == 1)
             #expect(try await harness.serverObjects()[first]?.fields["value"] == 10)
             #expect(try await harness.serverStore.latestPosition(for: harness.account) == ChangePosition(3))
             let counters = try await client.counters("booking")
@@ -48,11 +48,11 @@ struct AppSyncScenarioTests {
     func clientToClient() async throws {
         let harness = AppSyncHarness()
         try await harness.withHTTP { transport in
-            let a = harness.client(transport, policy: ServerWinsPolicy())
-            let b = harness.client(transport, policy: ServerWinsPolicy())
+            let a = harness.client(transport, conflictPolicy: ServerWinsPolicy())
+            let b = harness.client(transport, conflictPolicy: ServerWinsPolicy())
             let guid = try await a.save("booking", fields: ["pk": "2014-05-10", "name": "apples", "value": 9])
-            try await a.doSync()
-            #expect(try await b.doSync().downloaded == 1)
+            try await a.sync()
+            #expect(try await b.sync().downloaded == 1)
             #expect(try await b.object("booking", guid: guid)?.fields["name"] == "apples")
             #expect(try await b.counters("booking").counter == 0)
         }
@@ -63,13 +63,13 @@ struct AppSyncScenarioTests {
         let harness = AppSyncHarness()
         try await harness.withHTTP { transport in
             let log = RequestLog()
-            let client = harness.client(transport.with(log), policy: ServerWinsPolicy())
+            let client = harness.client(transport.with(log), conflictPolicy: ServerWinsPolicy())
             try await client.save("booking", fields: ["pk": "2014-05-10", "name": "apples", "value": 9])
-            try await client.doSync()
+            try await client.sync()
             let latest = try await harness.serverStore.latestPosition(for: harness.account)
             #expect(try await client.counters("booking").serverCounterLastSync == Int64(latest.rawValue))
             log.clear()
-            let second = try await client.doSync()
+            let second = try await client.sync()
             #expect(second == AppSyncClient.Report())
             #expect(log.requests == ["GET /rest/booking/list/\(latest.rawValue)"])
             #expect(try await harness.serverStore.latestPosition(for: harness.account) == latest)
@@ -80,15 +80,15 @@ struct AppSyncScenarioTests {
     func softDelete() async throws {
         let harness = AppSyncHarness()
         try await harness.withHTTP { transport in
-            let a = harness.client(transport, policy: ServerWinsPolicy())
-            let b = harness.client(transport, policy: ServerWinsPolicy())
+            let a = harness.client(transport, conflictPolicy: ServerWinsPolicy())
+            let b = harness.client(transport, conflictPolicy: ServerWinsPolicy())
             let guid = try await a.save("booking", fields: ["pk": "2014-05-10", "name": "apples"])
-            try await a.doSync()
-            try await b.doSync()
+            try await a.sync()
+            try await b.sync()
             harness.clock.advance()
             try await a.delete("booking", guid: guid)
-            try await a.doSync()
-            try await b.doSync()
+            try await a.sync()
+            try await b.sync()
             #expect(try await b.object("booking", guid: guid)?.isDeleted == true)
             #expect(try await b.objects("booking").isEmpty)
             #expect(try await harness.serverObjects().isEmpty)
@@ -111,14 +111,14 @@ struct AppSyncScenarioTests {
     func conflict(priority: Priority) async throws {
         let harness = AppSyncHarness()
         try await harness.withHTTP { transport in
-            let client = harness.client(transport, policy: priority.policy)
+            let client = harness.client(transport, conflictPolicy: priority.policy)
             let guid = try await client.save("booking", fields: ["pk": "2014-05-10", "name": "apples", "value": 1])
-            try await client.doSync()
+            try await client.sync()
             harness.clock.advance()
             try await client.save("booking", guid: guid, fields: ["pk": "2014-05-10", "name": "apples", "value": 2])
             harness.clock.advance()
             try await harness.serverSave(guid: guid, fields: ["pk": "2014-05-10", "name": "apples", "value": 3])
-            let report = try await client.doSync()
+            let report = try await client.sync()
             #expect(report.conflicts == 1)
             let expected: SyncValue = priority == .client ? 2 : 3
             #expect(try await client.object("booking", guid: guid)?.fields["value"] == expected)
@@ -130,11 +130,11 @@ struct AppSyncScenarioTests {
     func primaryKeyConflictWithServer(priority: Priority) async throws {
         let harness = AppSyncHarness()
         try await harness.withHTTP { transport in
-            let client = harness.client(transport, policy: priority.policy)
+            let client = harness.client(transport, conflictPolicy: priority.policy)
             try await harness.serverSave(guid: "SERVER", fields: ["pk": "2014-05-10", "name": "server booking"])
             harness.clock.advance()
             let local = try await client.save("booking", fields: ["pk": "2014-05-10", "name": "client booking"])
-            let report = try await client.doSync()
+            let report = try await client.sync()
             #expect(report.conflicts == 1)
             let expectedName: SyncValue = priority == .server ? "server booking" : "client booking"
             let clientObjects = try await client.objects("booking")
@@ -151,14 +151,14 @@ struct AppSyncScenarioTests {
     func primaryKeyConflictBetweenClients(priority: Priority) async throws {
         let harness = AppSyncHarness()
         try await harness.withHTTP { transport in
-            let a = harness.client(transport, policy: priority.policy)
-            let b = harness.client(transport, policy: priority.policy)
+            let a = harness.client(transport, conflictPolicy: priority.policy)
+            let b = harness.client(transport, conflictPolicy: priority.policy)
             try await a.save("booking", fields: ["pk": "2014-05-10", "name": "from A"])
             harness.clock.advance()
             try await b.save("booking", fields: ["pk": "2014-05-10", "name": "from B"])
             for _ in 0..<2 {
-                try await a.doSync()
-                try await b.doSync()
+                try await a.sync()
+                try await b.sync()
             }
             let server = try await harness.serverObjects()
             let onA = try await a.objects("booking")
@@ -173,10 +173,10 @@ struct AppSyncScenarioTests {
     func fullSync() async throws {
         let harness = AppSyncHarness()
         try await harness.withHTTP { transport in
-            let client = harness.client(transport, policy: ServerWinsPolicy())
+            let client = harness.client(transport, conflictPolicy: ServerWinsPolicy())
             try await harness.serverSave(guid: "S1", fields: ["pk": "2014-05-10", "name": "server"])
             try await client.save("booking", fields: ["pk": "2014-05-11", "name": "synced"])
-            try await client.doSync()
+            try await client.sync()
             try await client.save("booking", fields: ["pk": "2014-05-12", "name": "not yet synced"])
             try await harness.serverSave(guid: "S2", fields: ["pk": "2014-05-13", "name": "server, later"])
             let report = try await client.fullSync()

@@ -3,7 +3,7 @@
 ///
 /// ```swift
 /// do {
-///     try await client.doSync()
+///     try await client.sync()
 /// } catch let error as SyncClientError where error.code == .unauthorized {
 ///     askForPassword()
 /// } catch let error as SyncClientError {

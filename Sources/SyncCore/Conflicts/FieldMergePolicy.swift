@@ -23,7 +23,7 @@
 /// a sync reach the same record.
 ///
 /// ```swift
-/// let client = AppSyncClient(…, policy: .fieldMerge())
+/// let client = AppSyncClient(…, configuration: .init(conflictPolicy: .fieldMerge()))
 /// let strict = FieldMergePolicy(fallback: .serverWins, deletionRule: .deletionWins)
 /// ```
 public struct FieldMergePolicy: ConflictPolicy {

@@ -7,7 +7,7 @@
 /// ordered by their content, so even then both sides agree.
 ///
 /// ```swift
-/// let client = AppSyncClient(…, policy: .newestWins)
+/// let client = AppSyncClient(…, configuration: .init(conflictPolicy: .newestWins))
 /// ```
 public struct NewestWinsPolicy: ConflictPolicy {
     /// Makes the policy.

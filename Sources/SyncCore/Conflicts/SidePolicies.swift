@@ -1,7 +1,7 @@
 /// The server's version always wins: the seed's "server priority".
 ///
 /// ```swift
-/// let client = AppSyncClient(…, policy: .serverWins)
+/// let client = AppSyncClient(…, configuration: .init(conflictPolicy: .serverWins))
 /// ```
 public struct ServerWinsPolicy: ConflictPolicy {
     /// Makes the policy.
@@ -16,7 +16,7 @@ public struct ServerWinsPolicy: ConflictPolicy {
 /// The client's version always wins: the seed's "client priority".
 ///
 /// ```swift
-/// let client = AppSyncClient(…, policy: .clientWins)
+/// let client = AppSyncClient(…, configuration: .init(conflictPolicy: .clientWins))
 /// ```
 public struct ClientWinsPolicy: ConflictPolicy {
     /// Makes the policy.
