@@ -94,7 +94,7 @@ let package = Package(
         .target(name: "OTASync", dependencies: ["SyncCore"]),
 
         // MARK: Testing kit shipped to users
-        .target(name: "SyncTesting", dependencies: ["SyncCore"]),
+        .target(name: "SyncTesting", dependencies: ["SyncCore", "SyncHTTP"]),
 
         // MARK: Sample data for benchmarks, the size report and the docs
         .target(name: "SyncSamples", dependencies: ["SyncCore", "SyncTesting"]),

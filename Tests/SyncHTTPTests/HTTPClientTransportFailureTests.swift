@@ -2,6 +2,7 @@ import AsyncHTTPClient
 import Foundation
 import SyncCore
 import SyncHTTP
+import SyncTesting
 import Testing
 
 @Suite("HTTPClientTransport: failures to get an answer, and the client's lifetime")
@@ -10,7 +11,7 @@ struct HTTPClientTransportFailureTests {
         _ service: any SyncService, _ body: (URL) async throws -> Result
     ) async throws -> Result {
         try await HTTPSyncServer.withRunningServer(
-            service: service, authenticator: UsersFileAuthenticator(users: TransportRoute.users), body)
+            service: service, authenticator: TransportRoute.defaultAuthenticator, body)
     }
 
     static let ping = SyncRequest(method: .get, path: "/ping", credentials: TransportRoute.ada)

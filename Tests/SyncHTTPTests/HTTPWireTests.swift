@@ -5,6 +5,7 @@ import NIOHTTP1
 import SyncCore
 import SyncHTTP
 import SyncJSON
+import SyncTesting
 import Testing
 
 /// What goes over the wire, seen with a plain AsyncHTTPClient request.
@@ -14,7 +15,7 @@ struct HTTPWireTests {
         _ service: any SyncService = EchoService(), _ body: (URL) async throws -> Result
     ) async throws -> Result {
         try await HTTPSyncServer.withRunningServer(
-            service: service, authenticator: UsersFileAuthenticator(users: TransportRoute.users), body)
+            service: service, authenticator: TransportRoute.defaultAuthenticator, body)
     }
 
     static func get(_ url: String, headers: [(String, String)] = []) async throws -> HTTPClientResponse {

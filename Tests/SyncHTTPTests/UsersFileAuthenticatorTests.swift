@@ -1,13 +1,14 @@
 import Foundation
 import SyncCore
 import SyncHTTP
+import SyncTesting
 import Testing
 
 @Suite("UsersFileAuthenticator")
 struct UsersFileAuthenticatorTests {
     @Test("passwords and tokens prove their accounts; anything else proves none")
     func authenticate() async throws {
-        let authenticator = UsersFileAuthenticator(users: TransportRoute.users)
+        let authenticator = TransportRoute.defaultAuthenticator
         #expect(try await authenticator.authenticate(TransportRoute.ada) == "ada")
         #expect(try await authenticator.authenticate(TransportRoute.bob) == "bob")
         #expect(try await authenticator.authenticate(nil) == nil)
@@ -17,7 +18,7 @@ struct UsersFileAuthenticatorTests {
 
     @Test("a remembered password does not let a different password through")
     func rememberedPassword() async throws {
-        let authenticator = UsersFileAuthenticator(users: TransportRoute.users)
+        let authenticator = TransportRoute.defaultAuthenticator
         #expect(try await authenticator.authenticate(TransportRoute.ada) == "ada")
         #expect(try await authenticator.authenticate(TransportRoute.ada) == "ada")
         #expect(try await authenticator.authenticate(.basic(username: "ada", password: "secreT")) == nil)
