@@ -190,7 +190,7 @@ let package = Package(
         .target(name: "NotesStack", dependencies: ["SyncCore"], path: "Examples/NotesStack/Sources"),
         .testTarget(
             name: "NotesStackTests",
-            dependencies: ["NotesStack", "SyncCore", "SyncTesting", "SyncHTTP", "SyncJSON"],
+            dependencies: ["NotesStack", "SyncCore", "SyncTesting", "SyncJSON"],
             path: "Examples/NotesStack/Tests"),
         .executableTarget(
             name: "QuickStart", dependencies: ["Aquasync", "SyncCore", "SyncJSON"], path: "Examples/QuickStart"),

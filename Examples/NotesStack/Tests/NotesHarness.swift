@@ -1,19 +1,8 @@
 import NotesStack
 import SyncCore
-import SyncHTTP
 import SyncJSON
 import SyncTesting
 import Testing
-
-/// How the devices reach the server.
-enum Route: String, CaseIterable, Sendable, CustomTestStringConvertible {
-    /// In process, through `LoopbackTransport`.
-    case loopback
-    /// Over real HTTP: `HTTPSyncServer` on a free loopback port, `HTTPClientTransport`.
-    case http
-
-    var testDescription: String { rawValue }
-}
 
 /// A notes server on a memory store, devices on memory stores of their own,
 /// and one clock for everyone's wall time: it moves only when the test moves it.
@@ -26,33 +15,30 @@ struct NotesHarness {
         self.policy = policy
     }
 
-    static let authenticator = StaticAuthenticator(passwords: ["ada": "secret"])
-    static let ada = CredentialsMiddleware(.basic(username: "ada", password: "secret"))
-
     /// The server, mounted at `/notes`.
     var router: ServiceRouter {
         ServiceRouter().mounting(
             NotesServer(store: serverStore, codecs: CodecSet([JSONCodec()]), policy: policy), at: "/notes")
     }
 
-    /// Runs `body` with a transport to the server as Ada, by `route`.
+    /// Runs `body` with a transport to the server as Ada (`TransportRoute.ada`), by `route`:
+    /// in process, or over HTTP on a free loopback port.
     func withTransport<Result: Sendable>(
-        _ route: Route, _ body: (any SyncClientTransport) async throws -> Result
+        _ route: TransportRoute, _ body: (any SyncClientTransport) async throws -> Result
     ) async throws -> Result {
-        switch route {
-        case .loopback:
-            return try await body(LoopbackTransport(service: router, authenticator: Self.authenticator).with(Self.ada))
-        case .http:
-            return try await HTTPSyncServer.withRunningServer(service: router, authenticator: Self.authenticator) {
-                baseURL in try await body(HTTPClientTransport(baseURL: baseURL).with(Self.ada))
-            }
-        }
+        try await route.withTransport(to: router, credentials: TransportRoute.ada, body)
+    }
+
+    /// An in-process transport to the server, sending `credentials` (Ada's by default) with every request.
+    func loopback(as credentials: Credentials = TransportRoute.ada) -> any SyncClientTransport {
+        LoopbackTransport(service: router, authenticator: TransportRoute.defaultAuthenticator)
+            .with(CredentialsMiddleware(credentials))
     }
 
     /// Runs `body` with two devices, `phone` and `laptop`, reached by `route`,
     /// that both hold the note `Shared` the phone made with `text`, and its id.
     func withTwoDevices(
-        _ route: Route, sharing text: String, _ body: (NotesClient, NotesClient, String) async throws -> Void
+        _ route: TransportRoute, sharing text: String, _ body: (NotesClient, NotesClient, String) async throws -> Void
     ) async throws {
         try await withTransport(route) { transport in
             let phone = device("phone", transport)

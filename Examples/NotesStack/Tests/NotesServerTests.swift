@@ -9,8 +9,7 @@ struct NotesServerTests {
     let harness = NotesHarness()
 
     func send(_ request: SyncRequest) async throws -> SyncResponse {
-        try await LoopbackTransport(service: harness.router, authenticator: NotesHarness.authenticator)
-            .with(NotesHarness.ada).send(request)
+        try await harness.loopback().send(request)
     }
 
     @Test func badRequests() async throws {
@@ -29,9 +28,7 @@ struct NotesServerTests {
     }
 
     @Test func wrongPasswordIsUnauthorized() async throws {
-        let transport = LoopbackTransport(service: harness.router, authenticator: NotesHarness.authenticator)
-            .with(CredentialsMiddleware(.basic(username: "ada", password: "wrong")))
-        let phone = harness.device("phone", transport)
+        let phone = harness.device("phone", harness.loopback(as: .basic(username: "ada", password: "wrong")))
         try await phone.save(title: "Secret", text: "")
         let error = await #expect(throws: SyncClientError.self) { try await phone.sync() }
         #expect(error?.code == .unauthorized)

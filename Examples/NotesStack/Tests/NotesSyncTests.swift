@@ -6,8 +6,8 @@ import Testing
 
 @Suite("Two devices sync notes through the server, in process and over HTTP")
 struct NotesSyncTests {
-    @Test("a new note, an edit on each side (a conflict, merged) and a deletion converge", arguments: Route.allCases)
-    func devicesConverge(route: Route) async throws {
+    @Test("a new note, an edit on each side (a conflict, merged) and a deletion converge", arguments: TransportRoute.allCases)
+    func devicesConverge(route: TransportRoute) async throws {
         let harness = NotesHarness()
         try await harness.withTransport(route) { transport in
             let phone = harness.device("phone", transport)
@@ -51,8 +51,8 @@ struct NotesSyncTests {
         }
     }
 
-    @Test("with .serverWins the later device takes the server's note and sends nothing more", arguments: Route.allCases)
-    func serverWins(route: Route) async throws {
+    @Test("with .serverWins the later device takes the server's note and sends nothing more", arguments: TransportRoute.allCases)
+    func serverWins(route: TransportRoute) async throws {
         let harness = NotesHarness(policy: .serverWins)
         try await harness.withTwoDevices(route, sharing: "first draft") { phone, laptop, id in
             harness.tick()
@@ -88,10 +88,8 @@ struct NotesSyncTests {
         let harness = NotesHarness()
         // The push waits at the middleware until the test has saved again.
         let faults = FaultInjectingMiddleware(plan: .scripted([.reorder]), appliesTo: { $0.path.hasSuffix("/push") })
-        let transport = LoopbackTransport(service: harness.router, authenticator: NotesHarness.authenticator)
-            .with(NotesHarness.ada).with(faults)
-        let phone = harness.device("phone", transport)
-        let laptop = harness.device("laptop", LoopbackTransport(service: harness.router, authenticator: NotesHarness.authenticator).with(NotesHarness.ada))
+        let phone = harness.device("phone", harness.loopback().with(faults))
+        let laptop = harness.device("laptop", harness.loopback())
 
         let id = try await phone.save(title: "Draft", text: "one")
         async let first = phone.sync()
@@ -112,9 +110,7 @@ struct NotesSyncTests {
         let harness = NotesHarness()
         let faults = FaultInjectingMiddleware(
             plan: .scripted([.cutAfterProcessing]), appliesTo: { $0.path.hasSuffix("/push") })
-        let transport = LoopbackTransport(service: harness.router, authenticator: NotesHarness.authenticator)
-            .with(NotesHarness.ada).with(faults)
-        let phone = harness.device("phone", transport)
+        let phone = harness.device("phone", harness.loopback().with(faults))
 
         try await phone.save(title: "Once", text: "only once")
         #expect(try await phone.sync() == .init(pushed: 1, pulled: 0, conflicts: 0))
