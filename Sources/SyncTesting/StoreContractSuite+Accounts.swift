@@ -6,7 +6,7 @@ extension StoreContractSuite {
     /// metadata or change sequence, even under the same record keys and peers.
     /// - Throws: ``VerificationError`` naming the rule "account isolation".
     public func verifyAccountIsolation() async throws {
-        let check = "account isolation"
+        let check = Check.accountIsolation.rule
         try await checking(check) { store in
             let alice: AccountID = "contract-alice"
             let bob: AccountID = "contract-bob"
@@ -79,7 +79,7 @@ extension StoreContractSuite {
     /// no error; metadata never appears in the changes.
     /// - Throws: ``VerificationError`` naming the rule "metadata".
     public func verifyMetadata() async throws {
-        let check = "metadata"
+        let check = Check.metadata.rule
         try await checking(check) { store in
             let account: AccountID = "contract-metadata"
             let phone: PeerID = "phone"
@@ -136,7 +136,7 @@ extension StoreContractSuite {
     /// keeps working afterwards.
     /// - Throws: ``VerificationError`` naming the rule "invalid limits rejected".
     public func verifyInvalidLimitsRejected() async throws {
-        let check = "invalid limits rejected"
+        let check = Check.invalidLimitsRejected.rule
         try await checking(check) { store in
             let account: AccountID = "contract-limits"
             try await Self.put([Self.record("notes", "a")], in: store, for: account)

@@ -7,7 +7,7 @@ extension StoreContractSuite {
     /// positions, and that ``SyncStore/latestPosition(for:)`` is the last of them.
     /// - Throws: ``VerificationError`` naming the rule "change sequence".
     public func verifyChangeSequence() async throws {
-        let check = "change sequence"
+        let check = Check.changeSequence.rule
         try await checking(check) { store in
             let account: AccountID = "contract-change-sequence"
             let commits: [[SyncRecord]] = [
@@ -67,7 +67,7 @@ extension StoreContractSuite {
     /// after the end gives an empty page at the position asked after.
     /// - Throws: ``VerificationError`` naming the rule "paging".
     public func verifyPaging() async throws {
-        let check = "paging"
+        let check = Check.paging.rule
         try await checking(check) { store in
             let account: AccountID = "contract-paging"
             let written = (1...7).map { Self.record("notes", RecordID("p\($0)")) }
@@ -116,7 +116,7 @@ extension StoreContractSuite {
     /// that an empty set of collections gives no changes.
     /// - Throws: ``VerificationError`` naming the rule "collection filter".
     public func verifyCollectionFilter() async throws {
-        let check = "collection filter"
+        let check = Check.collectionFilter.rule
         try await checking(check) { store in
             let account: AccountID = "contract-collection-filter"
             let collections: [CollectionID] = ["notes", "tasks", "tags"]

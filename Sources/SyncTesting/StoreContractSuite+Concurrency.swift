@@ -9,7 +9,7 @@ extension StoreContractSuite {
     /// the changes, at the latest position.
     /// - Throws: ``VerificationError`` naming the rule "concurrent increments".
     public func verifyConcurrentIncrements() async throws {
-        let check = "concurrent increments"
+        let check = Check.concurrentIncrements.rule
         let writers = concurrentWriters
         let increments = incrementsPerWriter
         try await checking(check) { store in
@@ -61,7 +61,7 @@ extension StoreContractSuite {
     /// committed after a later position was already visible.
     /// - Throws: ``VerificationError`` naming the rule "concurrent reader sees every change once".
     public func verifyConcurrentReaderSeesEveryChangeOnce() async throws {
-        let check = "concurrent reader sees every change once"
+        let check = Check.concurrentReaderSeesEveryChangeOnce.rule
         let writers = concurrentWriters
         let transactions = incrementsPerWriter
         try await checking(check) { store in

@@ -8,7 +8,7 @@ extension StoreContractSuite {
     /// store has no changes.
     /// - Throws: ``VerificationError`` naming the rule "round trip".
     public func verifyRoundTrip() async throws {
-        let check = "round trip"
+        let check = Check.roundTrip.rule
         try await checking(check) { store in
             let account: AccountID = "contract-round-trip"
             let empty = try await store.changes(for: account, after: .start, in: nil, limit: 10)
@@ -56,7 +56,7 @@ extension StoreContractSuite {
     /// ``StoreTransaction/records(in:after:limit:)``, and that they commit.
     /// - Throws: ``VerificationError`` naming the rule "read your writes".
     public func verifyReadYourWrites() async throws {
-        let check = "read your writes"
+        let check = Check.readYourWrites.rule
         try await checking(check) { store in
             let account: AccountID = "contract-read-your-writes"
             let committed = ["b", "d", "f"].map { Self.record("items", RecordID($0), ["v": 1]) }
@@ -126,7 +126,7 @@ extension StoreContractSuite {
     /// transaction runs and commits after everything committed before.
     /// - Throws: ``VerificationError`` naming the rule "rollback on throw".
     public func verifyRollbackOnThrow() async throws {
-        let check = "rollback on throw"
+        let check = Check.rollbackOnThrow.rule
         try await checking(check) { store in
             let account: AccountID = "contract-rollback"
             let peer: PeerID = "peer-1"
@@ -188,7 +188,7 @@ extension StoreContractSuite {
     /// last fields.
     /// - Throws: ``VerificationError`` naming the rule "rewrite appears once".
     public func verifyRewriteAppearsOnce() async throws {
-        let check = "rewrite appears once"
+        let check = Check.rewriteAppearsOnce.rule
         try await checking(check) { store in
             let account: AccountID = "contract-rewrite"
             try await Self.putEach(
@@ -231,7 +231,7 @@ extension StoreContractSuite {
     /// at a new position.
     /// - Throws: ``VerificationError`` naming the rule "purge".
     public func verifyPurge() async throws {
-        let check = "purge"
+        let check = Check.purge.rule
         try await checking(check) { store in
             let account: AccountID = "contract-purge"
             try await Self.putEach(

@@ -4,29 +4,27 @@ import Testing
 
 @Suite("The store contract suite catches a store that breaks a rule")
 struct StoreContractSuiteCatchesFlawsTests {
-    /// Each flaw, the check that must catch it, and the rule it names.
-    static let cases: [(FlawedStore.Flaw, String)] = [
-        (.dropsNullFields, "round trip"),
-        (.hidesOwnWrites, "read your writes"),
-        (.commitsOnThrow, "rollback on throw"),
-        (.reversesChanges, "change sequence"),
-        (.neverHasMore, "paging"),
-        (.ignoresCollectionFilter, "collection filter"),
-        (.repeatsRewrites, "rewrite appears once"),
-        (.sharesAccounts, "account isolation"),
-        (.sharesPeers, "metadata"),
-        (.purgeLeavesTombstone, "purge"),
-        (.clampsLimits, "invalid limits rejected"),
-        (.autocommitsEachCall, "concurrent increments"),
+    /// Each flaw and the check that must catch it.
+    static let cases: [(FlawedStore.Flaw, StoreContractSuite.Check)] = [
+        (.dropsNullFields, .roundTrip),
+        (.hidesOwnWrites, .readYourWrites),
+        (.commitsOnThrow, .rollbackOnThrow),
+        (.reversesChanges, .changeSequence),
+        (.neverHasMore, .paging),
+        (.ignoresCollectionFilter, .collectionFilter),
+        (.repeatsRewrites, .rewriteAppearsOnce),
+        (.sharesAccounts, .accountIsolation),
+        (.sharesPeers, .metadata),
+        (.purgeLeavesTombstone, .purge),
+        (.clampsLimits, .invalidLimitsRejected),
+        (.autocommitsEachCall, .concurrentIncrements),
     ]
 
     @Test(arguments: cases)
-    func flawIsCaught(flaw: FlawedStore.Flaw, rule: String) async throws {
+    func flawIsCaught(flaw: FlawedStore.Flaw, check: StoreContractSuite.Check) async throws {
         let suite = StoreContractSuite(concurrentWriters: 8, incrementsPerWriter: 50) { FlawedStore(flaw) }
-        let error = await #expect(throws: VerificationError.self) {
-            try await Self.check(rule, of: suite)
-        }
-        #expect(error?.message.hasPrefix("store contract, \(rule):") == true, "\(String(describing: error))")
+        let error = await #expect(throws: VerificationError.self) { try await check.run(on: suite) }
+        #expect(error?.message.hasPrefix("store contract, \(check.rule):") == true, "\(String(describing: error))")
     }
 
     @Test func everyFlawHasACase() {
@@ -46,21 +44,23 @@ struct StoreContractSuiteCatchesFlawsTests {
         #expect(error?.message.hasPrefix("store contract, purge: the store factory failed") == true)
     }
 
-    static func check(_ rule: String, of suite: StoreContractSuite) async throws {
-        switch rule {
-        case "round trip": try await suite.verifyRoundTrip()
-        case "read your writes": try await suite.verifyReadYourWrites()
-        case "rollback on throw": try await suite.verifyRollbackOnThrow()
-        case "change sequence": try await suite.verifyChangeSequence()
-        case "paging": try await suite.verifyPaging()
-        case "collection filter": try await suite.verifyCollectionFilter()
-        case "rewrite appears once": try await suite.verifyRewriteAppearsOnce()
-        case "account isolation": try await suite.verifyAccountIsolation()
-        case "metadata": try await suite.verifyMetadata()
-        case "purge": try await suite.verifyPurge()
-        case "invalid limits rejected": try await suite.verifyInvalidLimitsRejected()
-        case "concurrent increments": try await suite.verifyConcurrentIncrements()
-        default: Issue.record("no check named \(rule)")
-        }
+    @Test("each check names its own rule when it fails", arguments: StoreContractSuite.Check.allCases)
+    func checkNamesItsRule(_ check: StoreContractSuite.Check) async throws {
+        struct NoDatabase: Error {}
+        let suite = StoreContractSuite { throw NoDatabase() }
+        let error = await #expect(throws: VerificationError.self) { try await check.run(on: suite) }
+        #expect(error?.message.hasPrefix("store contract, \(check.rule): the store factory failed") == true)
+    }
+
+    @Test func rulesAreDistinctAndTheConcurrentChecksAreTheSlowOnes() {
+        let checks = StoreContractSuite.Check.allCases
+        #expect(Set(checks.map(\.rule)).count == checks.count)
+        #expect(StoreContractSuite.Check.concurrent == [.concurrentIncrements, .concurrentReaderSeesEveryChangeOnce])
+    }
+
+    @Test func countsBelowOneAreRaisedToOne() {
+        let suite = StoreContractSuite(concurrentWriters: 0, incrementsPerWriter: -5) { MemoryStore() }
+        #expect(suite.concurrentWriters == 1)
+        #expect(suite.incrementsPerWriter == 1)
     }
 }
