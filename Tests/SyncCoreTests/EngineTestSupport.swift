@@ -1,6 +1,5 @@
 import SyncCore
 import SyncTesting
-import Synchronization
 import Testing
 
 /// A codec for flat dictionaries of integers and strings, one `key=value` a
@@ -35,52 +34,46 @@ struct LinesCodec: SyncCodec {
     }
 }
 
-/// The answer the scripted service gives once its script has run out.
+/// The answer the scripted server gives once its script has run out.
 struct Greeting: Codable, Equatable {
     var count: Int64
     var note: String
 }
 
-/// A service that answers from a script — one scripted answer per request,
-/// in order — and then, with the script run out, a 200 ``Greeting`` counting
-/// the requests. It notes when each request arrived on the test clock.
-final class ScriptedService: SyncService {
-    private struct State {
-        var script: [SyncResponse]
-        var arrivals: [Duration] = []
-        var requests: [String] = []
-    }
-
-    private let state: Mutex<State>
+/// The engine tests' server: a ``ScriptedFront`` answering the first
+/// requests from its script, in front of a service that answers each request
+/// let through with a 200 ``Greeting`` counting every request that arrived.
+struct ScriptedServer {
+    let front: ScriptedFront
     let clock: TestClock
 
     init(_ script: [SyncResponse], clock: TestClock) {
-        self.state = Mutex(State(script: script))
+        self.front = ScriptedFront(answering: script, clock: clock)
         self.clock = clock
     }
 
     /// When each request arrived, as time since the clock started.
-    var arrivals: [Duration] { state.withLock { $0.arrivals } }
-    /// `METHOD path` of each request, in order.
-    var requests: [String] { state.withLock { $0.requests } }
+    var arrivals: [Duration] { front.requests.map(\.arrival) }
+    /// Each request that arrived, scripted or let through, in order.
+    var requests: [ScriptedFront.ArrivedRequest] { front.requests }
 
-    func handle(_ request: SyncRequest, context: ServiceContext) async throws -> SyncResponse {
-        let now = clock.now.offset
-        let scripted = state.withLock { state -> SyncResponse? in
-            state.arrivals.append(now)
-            state.requests.append("\(request.method) \(request.path)")
-            return state.script.isEmpty ? nil : state.script.removeFirst()
-        }
-        if let scripted { return scripted }
-        return SyncResponse(
-            status: 200, contentType: "text/x-lines",
-            body: try LinesCodec().encode(["count": .integer(Int64(requests.count)), "note": "ok"]))
-    }
-
-    /// An endpoint that reaches this service in-process, through `middleware` if given.
+    /// An endpoint that reaches this server in-process, through `middleware` if given.
     func endpoint(retry: RetryPolicy, middleware: (any SyncClientMiddleware)? = nil) -> SyncEndpoint {
-        let loopback = LoopbackTransport(service: self, authenticator: SingleAccountAuthenticator(account: "ada"))
+        let front = front
+        let greeter = GreetingService { front.requests.count }
+        let loopback = LoopbackTransport(service: greeter.with(front), authenticator: SingleAccountAuthenticator(account: "ada"))
         let transport: any SyncClientTransport = middleware.map { loopback.with($0) } ?? loopback
         return SyncEndpoint(transport: transport, codecs: CodecSet([LinesCodec()]), retry: retry, clock: clock)
+    }
+}
+
+/// Answers every request with a 200 ``Greeting`` whose count is `count()`.
+struct GreetingService: SyncService {
+    let count: @Sendable () -> Int
+
+    func handle(_ request: SyncRequest, context: ServiceContext) async throws -> SyncResponse {
+        SyncResponse(
+            status: 200, contentType: "text/x-lines",
+            body: try LinesCodec().encode(["count": .integer(Int64(count())), "note": "ok"]))
     }
 }

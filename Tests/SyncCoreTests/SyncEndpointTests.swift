@@ -10,7 +10,7 @@ struct SyncEndpointTests {
 
     @Test("503 twice, then 200: the client waits on the clock between attempts and gets the answer")
     func serviceUnavailableTwiceThenSuccess() async throws {
-        let service = ScriptedService([.text("busy", status: 503), .text("busy", status: 503)], clock: clock)
+        let service = ScriptedServer([.text("busy", status: 503), .text("busy", status: 503)], clock: clock)
         let endpoint = service.endpoint(retry: retry)
         let answer = Task { try await endpoint.send(endpoint.request(.get, "/items"), as: Greeting.self) }
 
@@ -31,7 +31,7 @@ struct SyncEndpointTests {
 
     @Test("429 with Retry-After: 2 waits exactly 2 s, whatever the backoff says")
     func tooManyRequestsHonoursRetryAfter() async throws {
-        let service = ScriptedService(
+        let service = ScriptedServer(
             [SyncResponse(status: 429, contentType: "text/plain", retryAfter: .seconds(2), body: Array("slow down".utf8))],
             clock: clock)
         let endpoint = service.endpoint(retry: retry)
@@ -49,7 +49,7 @@ struct SyncEndpointTests {
 
     @Test("a Retry-After longer than the policy allows is not waited for")
     func retryAfterBeyondTheLimitFailsAtOnce() async throws {
-        let service = ScriptedService([SyncResponse(status: 429, retryAfter: .seconds(3_600))], clock: clock)
+        let service = ScriptedServer([SyncResponse(status: 429, retryAfter: .seconds(3_600))], clock: clock)
         let endpoint = service.endpoint(retry: retry)
         let error = await #expect(throws: SyncClientError.self) {
             try await endpoint.send(endpoint.request(.get, "/items"))
@@ -61,7 +61,7 @@ struct SyncEndpointTests {
 
     @Test("400 is not retried: one request, no wait, a rejected error with the status and the server's words")
     func badRequestIsNotRetried() async throws {
-        let service = ScriptedService([.text("no such field\nat line 2", status: 400)], clock: clock)
+        let service = ScriptedServer([.text("no such field\nat line 2", status: 400)], clock: clock)
         let endpoint = service.endpoint(retry: retry)
         let error = await #expect(throws: SyncClientError.self) {
             try await endpoint.send(endpoint.request(.get, "/items?token=secret"))
@@ -75,7 +75,7 @@ struct SyncEndpointTests {
 
     @Test("500 is retried for an idempotent request and not for a POST, unless the POST is declared idempotent")
     func internalErrorRetriedOnlyWhenIdempotent() async throws {
-        let post = ScriptedService([.text("boom", status: 500)], clock: clock)
+        let post = ScriptedServer([.text("boom", status: 500)], clock: clock)
         let postEndpoint = post.endpoint(retry: retry)
         let error = await #expect(throws: SyncClientError.self) {
             try await postEndpoint.send(postEndpoint.request(.post, "/items"))
@@ -85,7 +85,7 @@ struct SyncEndpointTests {
         #expect(post.requests.count == 1)
 
         for (method, idempotent) in [(SyncRequest.Method.put, nil), (.get, nil), (.post, true)] as [(SyncRequest.Method, Bool?)] {
-            let service = ScriptedService([.text("boom", status: 500)], clock: clock)
+            let service = ScriptedServer([.text("boom", status: 500)], clock: clock)
             let endpoint = service.endpoint(retry: retry)
             let answer = Task {
                 try await endpoint.send(endpoint.request(method, "/items"), idempotent: idempotent, as: Greeting.self)
@@ -98,7 +98,7 @@ struct SyncEndpointTests {
 
     @Test("a dropped request and a lost answer are retried; the server saw what reached it")
     func connectionErrorsAreRetried() async throws {
-        let service = ScriptedService([], clock: clock)
+        let service = ScriptedServer([], clock: clock)
         let faults = FaultInjectingMiddleware(plan: .scripted([.drop, .cutAfterProcessing]), clock: clock)
         let endpoint = service.endpoint(retry: retry, middleware: faults)
         let answer = Task { try await endpoint.send(endpoint.request(.put, "/items/1"), as: Greeting.self) }
@@ -117,7 +117,7 @@ struct SyncEndpointTests {
 
     @Test("when the attempts run out, the last failure is reported with how many were made")
     func attemptsRunOut() async throws {
-        let service = ScriptedService(Array(repeating: .text("down", status: 503), count: 5), clock: clock)
+        let service = ScriptedServer(Array(repeating: .text("down", status: 503), count: 5), clock: clock)
         let endpoint = service.endpoint(retry: RetryPolicy(maxAttempts: 3, initialDelay: .seconds(1), jitter: 0))
         let outcome = Task { try await endpoint.send(endpoint.request(.get, "/items")) }
         await clock.waitForSleepers(1)
@@ -133,7 +133,7 @@ struct SyncEndpointTests {
 
     @Test("cancelling a waiting request ends it with CancellationError")
     func cancellationStopsTheWait() async throws {
-        let service = ScriptedService([.text("busy", status: 503)], clock: clock)
+        let service = ScriptedServer([.text("busy", status: 503)], clock: clock)
         let endpoint = service.endpoint(retry: retry)
         let outcome = Task { try await endpoint.send(endpoint.request(.get, "/items")) }
         await clock.waitForSleepers(1)
@@ -144,7 +144,7 @@ struct SyncEndpointTests {
 
     @Test("an answer is decoded by its content type; one that no codec reads or that does not fit is an invalid response")
     func decodingByContentType() async throws {
-        let endpoint = ScriptedService([], clock: clock).endpoint(retry: .none)
+        let endpoint = ScriptedServer([], clock: clock).endpoint(retry: .none)
         let request = endpoint.request(.get, "/items")
         let good = SyncResponse(status: 200, contentType: "text/x-lines; charset=utf-8", body: Array("count=7\nnote=hi".utf8))
         #expect(try endpoint.decode(Greeting.self, from: good, of: request) == Greeting(count: 7, note: "hi"))
@@ -163,7 +163,7 @@ struct SyncEndpointTests {
 
     @Test("a request body is encoded with the default codec, which the request names")
     func requestBodies() throws {
-        let endpoint = ScriptedService([], clock: clock).endpoint(retry: .none)
+        let endpoint = ScriptedServer([], clock: clock).endpoint(retry: .none)
         let request = try endpoint.request(.post, "/items", body: Greeting(count: 1, note: "x"))
         #expect(request.contentType == "text/x-lines")
         #expect(request.accept == "text/x-lines")
