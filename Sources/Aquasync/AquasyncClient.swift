@@ -8,24 +8,39 @@ public import SyncCore
 /// let client = AquasyncClient(
 ///     store: try SQLiteStore(path: "device.sqlite"),
 ///     transport: HTTPClientTransport(baseURL: serverURL).with(CredentialsMiddleware(.basic(username: "ada", password: "…"))),
-///     codec: JSONCodec())
+///     codec: JSONCodec(),
+///     configuration: .init(packSize: 200))
 /// let gid = try await client.save("Contact", fields: ["name": "Ada"])
 /// try await client.sync()           // pull, then push
 /// ```
 ///
 /// The library, not the application, keeps the sync columns: `gid`,
 /// `deviceToken`, `isDirty`, `localTimestamp`, `isDeleted`, and the device's
-/// `latestUST`.
+/// `latestUST`. What is not the store, the account, the transport or the
+/// codec is in ``Configuration``: where the server is mounted, retries, the
+/// clocks, the conflict policy and the pack size.
 ///
 /// ## Rules it follows
 /// - A local write marks the record dirty and stamps `localTimestamp` with the
 ///   clock, at least one millisecond after the version it replaces, so a local
 ///   edit always supersedes what it edited.
-/// - ``pullSync()`` never marks a record dirty and never stamps a local time. A
-///   clean record takes the server's version. A dirty record keeps the local
-///   edit unless the server's version supersedes it (newer `localTimestamp`,
-///   ties to the greater `deviceToken`); then it takes the server's version
-///   and is clean, since nothing of the local edit is left to push. Each page
+/// - ``pullSync()`` never marks a record dirty and never stamps a local time
+///   (but for a merge, below). A clean record takes the server's version. A
+///   pulled version of a dirty record is a conflict, which
+///   ``Configuration/conflictPolicy`` decides, with the local edit as `local`
+///   and the server's version as `remote` (flat deltas, see
+///   ``AquasyncNewestWins``):
+///   - `keepLocal`, `deferred` — the local edit stays dirty and is pushed;
+///     the server's policy has the last word;
+///   - `takeRemote` — the record takes the server's version and is clean,
+///     since nothing of the local edit is left to push;
+///   - `merged` — the merged fields become a local edit (dirty, stamped one
+///     millisecond after the later of the two versions);
+///   - `keepBoth` — the record takes the server's version, and the local
+///     edit becomes a new record (a new gid, dirty).
+///
+///   The default, ``AquasyncNewestWins``, keeps the local edit only when its
+///   `localTimestamp` is newer (ties to the greater `deviceToken`). Each page
 ///   of a pull is applied with its `latestUST` in one transaction.
 /// - ``pushSync()`` sends every dirty record in packs with fresh `_id`s and
 ///   retries a pack unchanged on transient failures. A pushed record becomes
@@ -33,9 +48,56 @@ public import SyncCore
 /// - Syncs run one at a time; local writes may happen during a sync.
 ///
 /// Requests go through a ``SyncCore/SyncEndpoint``: failures that may pass
-/// are retried as ``retry`` says (a pushed pack keeps its `_id`, so the server
+/// are retried as ``Configuration/retry`` says, waiting on ``Configuration/sleeper`` (a pushed pack keeps its `_id`, so the server
 /// applies it once), and what is left is thrown as a ``SyncCore/SyncClientError``.
 public actor AquasyncClient {
+    /// Where the server is mounted, how requests are retried, the clocks, how
+    /// conflicts are decided and how many deltas go in a pack. Every setting
+    /// has a default: `AquasyncClient(store:transport:codec:)` syncs with a
+    /// server mounted at `/deltas`, retries as ``SyncCore/RetryPolicy/default``,
+    /// decides conflicts with ``AquasyncNewestWins`` and pushes 500 deltas a pack.
+    ///
+    /// ```swift
+    /// var configuration = AquasyncClient.Configuration(conflictPolicy: .serverWins)
+    /// configuration.retry = .none
+    /// ```
+    public struct Configuration: Sendable {
+        /// Where the server is mounted (`/deltas` by default).
+        public var basePath: String
+        /// How requests that failed for a reason that may pass are retried.
+        public var retry: RetryPolicy
+        /// The wall clock that stamps `localTimestamp` of local changes.
+        public var clock: any WallClock
+        /// The clock the waits between retries are slept on: a test passes a `TestClock`.
+        public var sleeper: any Clock<Duration>
+        /// Decides a pulled version of a record with a local edit not yet
+        /// pushed; the seed's rule, ``AquasyncNewestWins``, by default.
+        public var conflictPolicy: any ConflictPolicy
+        /// The most deltas one pushed pack carries (500 by default; at least 1).
+        public var packSize: Int
+
+        /// Makes a configuration; every setting left out keeps its default.
+        /// - Parameters:
+        ///   - basePath: Where the server is mounted.
+        ///   - retry: How failures that may pass are retried.
+        ///   - clock: The wall clock that stamps local changes.
+        ///   - sleeper: The clock the waits between retries are slept on.
+        ///   - conflictPolicy: Decides conflicts found while pulling.
+        ///   - packSize: The most deltas in one pushed pack.
+        public init(
+            basePath: String = "/deltas", retry: RetryPolicy = .default, clock: any WallClock = SystemWallClock(),
+            sleeper: any Clock<Duration> = ContinuousClock(), conflictPolicy: any ConflictPolicy = AquasyncNewestWins(),
+            packSize: Int = 500
+        ) {
+            self.basePath = basePath
+            self.retry = retry
+            self.clock = clock
+            self.sleeper = sleeper
+            self.conflictPolicy = conflictPolicy
+            self.packSize = packSize
+        }
+    }
+
     /// The local store.
     public nonisolated let store: any SyncStore
     /// The account the local records live under in ``store``.
@@ -44,14 +106,9 @@ public actor AquasyncClient {
     public nonisolated let transport: any SyncClientTransport
     /// The codec DeltaPacks travel in.
     public nonisolated let codec: any SyncCodec
-    /// The path the server is mounted at, such as `/deltas`.
-    public nonisolated let basePath: String
-    /// How failed requests are retried.
-    public nonisolated var retry: RetryPolicy { endpoint.retry }
-    /// The most deltas one pushed pack carries.
-    public nonisolated let packSize: Int
+    /// Where the server is mounted, retries, clocks, the conflict policy and the pack size.
+    public nonisolated let configuration: Configuration
 
-    private nonisolated let wallClock: any WallClock
     private nonisolated let endpoint: SyncEndpoint
     /// Lets one sync run at a time.
     package nonisolated let syncGate = SyncGate()
@@ -68,31 +125,27 @@ public actor AquasyncClient {
     ///   - account: The account local records live under in `store`.
     ///   - transport: How requests reach the server (add credentials with a middleware).
     ///   - codec: The codec DeltaPacks travel in.
-    ///   - basePath: Where the server is mounted.
-    ///   - retry: How transient failures are retried.
-    ///   - packSize: The most deltas in one pushed pack.
-    ///   - clock: The wall clock that stamps `localTimestamp`.
-    ///   - sleeper: The clock retries wait on.
+    ///   - configuration: Where the server is mounted, retries, clocks, the conflict policy and the pack size.
     public init(
         store: any SyncStore, account: AccountID = "device", transport: any SyncClientTransport,
-        codec: any SyncCodec, basePath: String = "/deltas", retry: RetryPolicy = .default, packSize: Int = 500,
-        clock: any WallClock = SystemWallClock(), sleeper: any Clock<Duration> = ContinuousClock()
+        codec: any SyncCodec, configuration: Configuration = Configuration()
     ) {
         self.store = store
         self.account = account
         self.transport = transport
         self.codec = codec
-        self.basePath = basePath
-        self.packSize = max(1, packSize)
-        self.wallClock = clock
-        self.endpoint = SyncEndpoint(transport: transport, codecs: CodecSet([codec]), retry: retry, clock: sleeper)
+        var configuration = configuration
+        configuration.packSize = max(1, configuration.packSize)
+        self.configuration = configuration
+        self.endpoint = SyncEndpoint(
+            transport: transport, codecs: CodecSet([codec]), retry: configuration.retry, clock: configuration.sleeper)
     }
 
     // MARK: Local records
 
     /// The device's records, readable and writable without the network.
     public nonisolated var records: AquasyncLocalRecords {
-        AquasyncLocalRecords(store: store, account: account, clock: wallClock)
+        AquasyncLocalRecords(store: store, account: account, clock: configuration.clock)
     }
 
     /// This device's token: a lowercase UUID made on first use and kept in the store.
@@ -170,7 +223,7 @@ public actor AquasyncClient {
         var applied = 0
         while true {
             let ust = try await latestUST()
-            let request = endpoint.request(.get, "\(basePath)/from:\(ust)?deviceToken=\(token)")
+            let request = endpoint.request(.get, "\(configuration.basePath)/from:\(ust)?deviceToken=\(token)")
             let response = try await endpoint.send(request)
             if response.status == 204 { return applied }
             let pack = try DeltaPack(try endpoint.decode(SyncValue.self, from: response, of: request), requireID: false)
@@ -179,10 +232,13 @@ public actor AquasyncClient {
                     .invalidResponse, status: response.status,
                     "\(request.method) \(request.pathWithoutQuery): the server's pack carries no latestUST")
             }
+            let policy = configuration.conflictPolicy
             applied += try await store.transaction(for: account) { tx in
                 var applied = 0
                 for (model, deltas) in pack.models {
-                    for delta in deltas where try await Self.apply(delta, model: model, in: tx) { applied += 1 }
+                    for delta in deltas where try await Self.apply(delta, model: model, policy: policy, in: tx) {
+                        applied += 1
+                    }
                 }
                 try await tx.setMetadata(latest, AquasyncLocalRecords.latestUSTKey)
                 return applied
@@ -191,14 +247,35 @@ public actor AquasyncClient {
         }
     }
 
-    /// Writes a pulled delta unless a local dirty edit supersedes it; `true` when written.
-    private static func apply(_ delta: Delta, model: String, in tx: any StoreTransaction) async throws -> Bool {
-        let key = StoredDelta.key(model, delta.gid)
-        if let existing = try await tx.record(key), existing.record.fields[dirtyColumn] == .bool(true) {
-            let local = try StoredDelta.delta(existing, droppingColumns: [dirtyColumn])
-            guard delta.supersedes(local) else { return false }
+    /// Writes a pulled delta, or, over a local dirty edit, what `policy`
+    /// makes of the two; `true` when the server's version was written.
+    private static func apply(
+        _ delta: Delta, model: String, policy: any ConflictPolicy, in tx: any StoreTransaction
+    ) async throws -> Bool {
+        let clean: [String: SyncValue] = [dirtyColumn: false]
+        guard let existing = try await tx.record(StoredDelta.key(model, delta.gid)),
+            existing.record.fields[dirtyColumn] == .bool(true)
+        else {
+            try await tx.put(StoredDelta.record(delta, model: model, extra: clean))
+            return true
         }
-        try await tx.put(StoredDelta.record(delta, model: model, extra: [dirtyColumn: false]))
+        let local = try StoredDelta.delta(existing, droppingColumns: [dirtyColumn])
+        let conflict = Conflict(
+            local: StoredDelta.record(local, model: model), remote: StoredDelta.record(delta, model: model),
+            resolvingSide: .client)
+        switch await policy.resolve(conflict) {
+        case .keepLocal, .deferred:
+            return false
+        case .takeRemote:
+            try await tx.put(StoredDelta.record(delta, model: model, extra: clean))
+        case .merged(let merged):
+            let version = Delta(merged: merged, gid: local.gid, deviceToken: local.deviceToken, after: local, delta)
+            try await tx.put(StoredDelta.record(version, model: model, extra: [dirtyColumn: true]))
+        case .keepBoth:
+            try await tx.put(StoredDelta.record(delta, model: model, extra: clean))
+            let copy = local.copied(as: UUID().uuidString.lowercased(), deviceToken: local.deviceToken)
+            try await tx.put(StoredDelta.record(copy, model: model, extra: [dirtyColumn: true]))
+        }
         return true
     }
 
@@ -215,14 +292,14 @@ public actor AquasyncClient {
         var pushed = 0
         var start = 0
         while start < dirty.count {
-            let chunk = dirty[start..<min(start + packSize, dirty.count)]
+            let chunk = dirty[start..<min(start + configuration.packSize, dirty.count)]
             var pack = DeltaPack(id: UUID().uuidString.lowercased())
             for (model, stored) in chunk {
                 pack.models[model, default: []].append(
                     try StoredDelta.delta(stored, droppingColumns: [Self.dirtyColumn]).withoutUST)
             }
             let request = SyncRequest(
-                method: .post, path: basePath, contentType: codec.primaryMediaType, accept: codec.primaryMediaType,
+                method: .post, path: configuration.basePath, contentType: codec.primaryMediaType, accept: codec.primaryMediaType,
                 body: try codec.encode(pack.value(for: codec.features)))
             _ = try await endpoint.send(request, idempotent: true, as: SyncValue.self)
             try await store.transaction(for: account) { tx in

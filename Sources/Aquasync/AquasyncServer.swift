@@ -1,3 +1,4 @@
+import FoundationEssentials
 public import SyncCore
 
 /// The Aquasync server: `GET /deltas/from:{ust}?deviceToken=…` and `POST /deltas`.
@@ -14,9 +15,12 @@ public import SyncCore
 ///   increasing, and — because a store's change sequence never lets a reader
 ///   miss a write that commits later — a device that pulls from its
 ///   `latestUST` never misses a change, even when two pushes commit out of order.
-/// - A delta is applied only when it ``Delta/supersedes(_:)`` the stored version
-///   (newer `localTimestamp`, ties to the greater `deviceToken`), so replicas
-///   converge whatever order pushes arrive in.
+/// - A delta meeting a stored version from another device is a conflict,
+///   decided by ``conflictPolicy``; the default, ``AquasyncNewestWins``,
+///   applies it only when its `localTimestamp` is newer (ties to the greater
+///   `deviceToken`), so replicas converge whatever order pushes arrive in. A
+///   delta from the device that made the stored version replaces it when its
+///   `localTimestamp` is newer: a device stamps each write after the last.
 /// - A pack is applied atomically, and once: its `_id` is remembered in the
 ///   same transaction, so a pack sent again (a retry after a lost answer) is
 ///   answered `success` without being applied twice.
@@ -34,6 +38,26 @@ public struct AquasyncServer: SyncService {
     public let pageSize: Int
     /// The most deltas one pushed pack may carry (larger packs get 413).
     public let maxDeltasPerPack: Int
+    /// Decides between a pushed delta and the stored version of its record
+    /// made by another device; ``AquasyncNewestWins`` by default.
+    ///
+    /// The pushed version is `remote`, the stored one `local`, and the
+    /// records are flat deltas (see ``AquasyncNewestWins``). Aquasync carries
+    /// no base version, so every such meeting is a conflict. The answer:
+    /// - `takeRemote` — the pushed version is stored;
+    /// - `keepLocal`, `deferred` — the stored version stays, and is written
+    ///   again with a new UST, so the device that pushed (which marks its
+    ///   record clean once the pack is accepted) takes it on its next pull;
+    /// - `merged` — the merged fields are stored as a version of
+    ///   ``serverDeviceToken``, one millisecond after the later of the two, so
+    ///   every device pulls it;
+    /// - `keepBoth` — the pushed version is stored, and the stored one is
+    ///   kept as a copy under a new gid, as a version of ``serverDeviceToken``.
+    public let conflictPolicy: any ConflictPolicy
+
+    /// The `deviceToken` of versions the server makes itself (a merge, a
+    /// kept copy): no device's, so every device pulls them.
+    public static let serverDeviceToken = "00000000-0000-0000-0000-000000000000"
 
     /// The metadata peer under which applied pack ids are remembered.
     static let packLedger: PeerID = "aquasync.packs"
@@ -45,15 +69,17 @@ public struct AquasyncServer: SyncService {
     ///   - models: Declared models, or `nil` for an open schema.
     ///   - pageSize: The most deltas in one pull answer.
     ///   - maxDeltasPerPack: The most deltas a pushed pack may carry.
+    ///   - conflictPolicy: Decides between a pushed version and a stored one from another device.
     public init(
         store: any SyncStore, codecs: CodecSet, models: [AquasyncModel]? = nil, pageSize: Int = 1_000,
-        maxDeltasPerPack: Int = 10_000
+        maxDeltasPerPack: Int = 10_000, conflictPolicy: any ConflictPolicy = AquasyncNewestWins()
     ) {
         self.store = store
         self.codecs = codecs
         self.models = models.map { Dictionary($0.map { ($0.name, $0) }, uniquingKeysWith: { _, last in last }) }
         self.pageSize = max(1, pageSize)
         self.maxDeltasPerPack = max(1, maxDeltasPerPack)
+        self.conflictPolicy = conflictPolicy
     }
 
     /// Answers a pull or a push.
@@ -129,16 +155,40 @@ public struct AquasyncServer: SyncService {
             if try await tx.metadata(packKey, for: Self.packLedger) != nil { return }
             for (model, deltas) in pack.models {
                 for delta in deltas {
-                    let key = StoredDelta.key(model, delta.gid)
-                    if let existing = try await tx.record(key), try !delta.supersedes(StoredDelta.delta(existing)) {
-                        continue
-                    }
-                    try await tx.put(StoredDelta.record(delta, model: model))
+                    try await apply(delta, model: model, in: tx)
                 }
             }
             try await tx.setMetadata(.integer(Int64(pack.count)), packKey, for: Self.packLedger)
         }
         return try .encoded(["id": "success"], with: output)
+    }
+
+    /// Stores a pushed delta, or what ``conflictPolicy`` makes of it and the stored version.
+    private func apply(_ delta: Delta, model: String, in tx: any StoreTransaction) async throws {
+        guard let existing = try await tx.record(StoredDelta.key(model, delta.gid)) else {
+            return try await tx.put(StoredDelta.record(delta, model: model))
+        }
+        let stored = try StoredDelta.delta(existing)
+        if stored.deviceToken == delta.deviceToken {
+            if delta.localTimestamp > stored.localTimestamp { try await tx.put(StoredDelta.record(delta, model: model)) }
+            return
+        }
+        let conflict = Conflict(
+            local: StoredDelta.record(stored, model: model), remote: StoredDelta.record(delta, model: model),
+            resolvingSide: .server)
+        switch await conflictPolicy.resolve(conflict) {
+        case .takeRemote:
+            try await tx.put(StoredDelta.record(delta, model: model))
+        case .keepLocal, .deferred:
+            try await tx.put(StoredDelta.record(stored, model: model))
+        case .merged(let merged):
+            let version = Delta(merged: merged, gid: delta.gid, deviceToken: Self.serverDeviceToken, after: stored, delta)
+            try await tx.put(StoredDelta.record(version, model: model))
+        case .keepBoth:
+            try await tx.put(StoredDelta.record(delta, model: model))
+            let copy = stored.copied(as: UUID().uuidString.lowercased(), deviceToken: Self.serverDeviceToken)
+            try await tx.put(StoredDelta.record(copy, model: model))
+        }
     }
 
     private func validated(_ pack: DeltaPack) throws(AquasyncValidationError) -> DeltaPack {

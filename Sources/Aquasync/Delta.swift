@@ -43,13 +43,6 @@ public struct Delta: Sendable, Hashable {
     /// The names of the sync columns, which a model's fields cannot use.
     public static let syncColumns: Set<String> = ["gid", "deviceToken", "localTimestamp", "isDeleted", "ust"]
 
-    /// Whether this version replaces `other` of the same record: a newer
-    /// `localTimestamp` wins, and on a tie the greater `deviceToken`, so every
-    /// node picks the same winner whatever order versions arrive in.
-    public func supersedes(_ other: Delta) -> Bool {
-        (localTimestamp, deviceToken) > (other.localTimestamp, other.deviceToken)
-    }
-
     /// The delta as a flat dictionary, dropping fields the codec cannot carry
     /// (null in a property list): a missing field and a null field mean the same here.
     public func value(for codecFeatures: CodecFeatures = [.null]) -> SyncValue {

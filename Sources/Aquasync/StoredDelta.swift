@@ -51,3 +51,30 @@ enum StoredDelta {
         }
     }
 }
+
+extension Delta {
+    /// The version a policy's merged record stands for: its fields without
+    /// sync columns, made by `deviceToken` one millisecond after the later of
+    /// `versions`, so it replaces both on every node.
+    init(merged: SyncRecord, gid: String, deviceToken: String, after versions: Delta...) {
+        let latest = versions.map(\.localTimestamp).max() ?? 0
+        self.init(
+            gid: gid, deviceToken: deviceToken, localTimestamp: latest == .max ? latest : latest + 1,
+            isDeleted: merged.isDeleted,
+            fields: merged.isDeleted ? [:] : merged.fields.filter { !Self.isColumn($0.key) })
+    }
+
+    /// Whether `field` is a sync column, the local `isDirty`, or reserved (`_…`): not a model's field.
+    private static func isColumn(_ field: String) -> Bool {
+        syncColumns.contains(field) || field == AquasyncLocalRecords.dirtyColumn || field.hasPrefix("_")
+    }
+
+    /// This version under another gid and device token, as a copy a policy asked to keep.
+    func copied(as gid: String, deviceToken: String) -> Delta {
+        var copy = self
+        copy.gid = gid
+        copy.deviceToken = deviceToken
+        copy.ust = nil
+        return copy
+    }
+}

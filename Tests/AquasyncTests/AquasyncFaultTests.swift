@@ -17,7 +17,7 @@ struct AquasyncFaultTests {
                 faults: [.drop, .duplicate, .cutAfterProcessing, .serverError(status: 503), .delay(.milliseconds(1))]),
             appliesTo: { _ in faultsOn.withLock { $0 } })
         let transport = harness.transport.with(faults)
-        let clock = SettableClock(1_700_000_000_000)
+        let clock = TestClock(wallTime: .milliseconds(1_700_000_000_000))
         let devices = (0..<3).map { _ in
             harness.client(.json, clock: clock, through: transport, retry: RetryPolicy(maxAttempts: 3, initialDelay: .zero))
         }
@@ -27,7 +27,7 @@ struct AquasyncFaultTests {
         var failedSyncs = 0
 
         for round in 0..<200 {
-            clock.set(1_700_000_000_000 + Int64(round) * 1_000 + Int64.random(in: 0..<3, using: &random))
+            clock.wallTime = .milliseconds(1_700_000_000_000 + Int64(round) * 1_000 + Int64.random(in: 0..<3, using: &random))
             let device = devices[Int.random(in: 0..<3, using: &random)]
             let gid: String
             switch Int.random(in: 0..<10, using: &random) {
@@ -45,7 +45,7 @@ struct AquasyncFaultTests {
             let delta = Delta(
                 gid: gid, deviceToken: written.deviceToken, localTimestamp: written.localTimestamp,
                 isDeleted: written.isDeleted, fields: written.fields)
-            if let known = ledger[gid], !delta.supersedes(known) {} else { ledger[gid] = delta }
+            if let known = ledger[gid], !AquasyncNewestWins.isNewer(delta, than: known) {} else { ledger[gid] = delta }
             do {
                 try await devices[Int.random(in: 0..<3, using: &random)].sync()
             } catch {

@@ -2,6 +2,7 @@ import Aquasync
 import FoundationEssentials
 import SyncCore
 import SyncHTTP
+import SyncTesting
 import TestSupport
 import Testing
 
@@ -23,8 +24,8 @@ struct AquasyncHTTPTests {
     func devicesConverge(codec: TestCodec) async throws {
         let harness = AquasyncHarness()
         try await Self.withServer(harness) { transport in
-            let phoneClock = SettableClock(1_700_000_000_000)
-            let laptopClock = SettableClock(1_700_000_000_000)
+            let phoneClock = TestClock(wallTime: .milliseconds(1_700_000_000_000))
+            let laptopClock = TestClock(wallTime: .milliseconds(1_700_000_000_000))
             let phone = harness.client(codec, clock: phoneClock, through: transport)
             let laptop = harness.client(codec, clock: laptopClock, through: transport)
 
@@ -38,8 +39,8 @@ struct AquasyncHTTPTests {
             let photo: SyncValue = codec == .json ? "AAEC/w==" : .data([0, 1, 2, 255])
             #expect(try await laptop.object("Contact", gid: ada)?.fields["photo"] == photo)
 
-            phoneClock.set(1_700_000_010_000)
-            laptopClock.set(1_700_000_020_000)
+            phoneClock.wallTime = .milliseconds(1_700_000_010_000)
+            laptopClock.wallTime = .milliseconds(1_700_000_020_000)
             try await phone.save("Contact", gid: ada, fields: ["name": "Ada (phone)"])
             try await laptop.save("Contact", gid: ada, fields: ["name": "Ada (laptop)"])
             try await laptop.delete("Contact", gid: alan)

@@ -5,18 +5,16 @@ import SyncBinaryPlist
 import SyncCore
 import SyncJSON
 import SyncMessagePack
+import SyncTesting
 import SyncXMLPlist
 import TestSupport
 
 
-/// A wall clock the test sets.
-final class SettableClock: WallClock {
-    private let current: Mutex<Date>
-    init(_ millisecondsSince1970: Int64 = 1_700_000_000_000) {
-        current = Mutex(Date(timeIntervalSince1970: Double(millisecondsSince1970) / 1000))
+extension Date {
+    /// The date `value` milliseconds after 1970, as Aquasync stamps `localTimestamp`.
+    static func milliseconds(_ value: Int64) -> Date {
+        Date(timeIntervalSince1970: Double(value) / 1000)
     }
-    func now() -> Date { current.withLock { $0 } }
-    func set(_ milliseconds: Int64) { current.withLock { $0 = Date(timeIntervalSince1970: Double(milliseconds) / 1000) } }
 }
 
 /// A client middleware that runs a hook before each request reaches the server and can answer instead of it.
@@ -43,7 +41,12 @@ struct AquasyncHarness {
     let account: AccountID = "ada"
     var models: [AquasyncModel]? = nil
 
-    var server: AquasyncServer { AquasyncServer(store: serverStore, codecs: TestCodec.all, models: models, pageSize: 50) }
+    var conflictPolicy: any ConflictPolicy = AquasyncNewestWins()
+
+    var server: AquasyncServer {
+        AquasyncServer(
+            store: serverStore, codecs: TestCodec.all, models: models, pageSize: 50, conflictPolicy: conflictPolicy)
+    }
 
     var service: any SyncService { ServiceRouter().mounting(server, at: "/deltas") }
 
@@ -52,13 +55,14 @@ struct AquasyncHarness {
         LoopbackTransport(service: service, authenticator: SingleAccountAuthenticator(account: account))
     }
 
+    /// A device whose local changes are stamped with `clock`'s wall time, pushing 20 deltas a pack.
     func client(
-        _ codec: TestCodec, clock: SettableClock = SettableClock(), through transport: (any SyncClientTransport)? = nil,
-        retry: RetryPolicy = .none
+        _ codec: TestCodec, clock: TestClock = TestClock(), through transport: (any SyncClientTransport)? = nil,
+        retry: RetryPolicy = .none, conflictPolicy: any ConflictPolicy = AquasyncNewestWins()
     ) -> AquasyncClient {
         AquasyncClient(
-            store: MemoryStore(), transport: transport ?? self.transport, codec: codec.codec, retry: retry,
-            packSize: 20, clock: clock)
+            store: MemoryStore(), transport: transport ?? self.transport, codec: codec.codec,
+            configuration: .init(retry: retry, clock: clock.wall, conflictPolicy: conflictPolicy, packSize: 20))
     }
 
     /// Sends a raw request to the server.

@@ -1,6 +1,7 @@
 import Aquasync
 import SyncCore
 import SyncJSON
+import SyncTesting
 import TestSupport
 import Testing
 
@@ -9,7 +10,7 @@ struct AquasyncSyncTests {
     @Test("create, update and soft delete on one device reach another", arguments: TestCodec.allCases)
     func createUpdateDeleteTravel(codec: TestCodec) async throws {
         let harness = AquasyncHarness()
-        let clock = SettableClock()
+        let clock = TestClock()
         let phone = harness.client(codec, clock: clock)
         let laptop = harness.client(codec)
 
@@ -18,7 +19,7 @@ struct AquasyncSyncTests {
         try await laptop.sync()
         #expect(try await laptop.object("Contact", gid: gid)?.fields == ["name": "Ada", "age": 36])
 
-        clock.set(1_700_000_001_000)
+        clock.wallTime = .milliseconds(1_700_000_001_000)
         try await phone.save("Contact", gid: gid, fields: ["name": "Ada Lovelace", "age": 36])
         try await phone.sync()
         try await laptop.sync()
@@ -35,16 +36,16 @@ struct AquasyncSyncTests {
     @Test("the newer localTimestamp wins a conflict, whichever device syncs first", arguments: [true, false])
     func newerTimestampWins(newerSyncsFirst: Bool) async throws {
         let harness = AquasyncHarness()
-        let olderClock = SettableClock(1_700_000_000_000)
-        let newerClock = SettableClock(1_700_000_005_000)
+        let olderClock = TestClock(wallTime: .milliseconds(1_700_000_000_000))
+        let newerClock = TestClock(wallTime: .milliseconds(1_700_000_005_000))
         let older = harness.client(.json, clock: olderClock)
         let newer = harness.client(.json, clock: newerClock)
         let gid = try await older.save("Note", fields: ["text": "first"])
         try await older.sync()
         try await newer.sync()
 
-        olderClock.set(1_700_000_010_000)
-        newerClock.set(1_700_000_020_000)
+        olderClock.wallTime = .milliseconds(1_700_000_010_000)
+        newerClock.wallTime = .milliseconds(1_700_000_020_000)
         try await older.save("Note", gid: gid, fields: ["text": "older edit"])
         try await newer.save("Note", gid: gid, fields: ["text": "newer edit"])
         let order = newerSyncsFirst ? [newer, older] : [older, newer]
@@ -58,14 +59,14 @@ struct AquasyncSyncTests {
     @Test("a tie on localTimestamp goes to the greater deviceToken on every device")
     func tieBreaksByDeviceToken() async throws {
         let harness = AquasyncHarness()
-        let clock = SettableClock(1_700_000_000_000)
+        let clock = TestClock(wallTime: .milliseconds(1_700_000_000_000))
         let first = harness.client(.json, clock: clock)
         let second = harness.client(.json, clock: clock)
         let gid = try await first.save("Note", fields: ["text": "base"])
         try await first.sync()
         try await second.sync()
 
-        clock.set(1_700_000_030_000)
+        clock.wallTime = .milliseconds(1_700_000_030_000)
         try await first.save("Note", gid: gid, fields: ["text": "from first"])
         try await second.save("Note", gid: gid, fields: ["text": "from second"])
         for _ in 0..<2 {

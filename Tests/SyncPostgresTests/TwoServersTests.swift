@@ -66,7 +66,8 @@ struct TwoServersTests {
             urls.map { HTTPClientTransport(baseURL: $0).with(CredentialsMiddleware(.bearer(token))) })
         let codecs: [any SyncCodec] = [JSONCodec(), MessagePackCodec(), JSONCodec()]
         let devices = codecs.map { codec in
-            AquasyncClient(store: MemoryStore(), transport: alternating, codec: codec, retry: .none, packSize: 7)
+            AquasyncClient(
+                store: MemoryStore(), transport: alternating, codec: codec, configuration: .init(retry: .none, packSize: 7))
         }
         var random = SystemRandomNumberGenerator()
         var gids: [String] = []
