@@ -7,30 +7,98 @@ public import SyncCore
 /// let client = OTAClient(
 ///     records: OTADeviceRecords(store: deviceStore, account: "ana"), deviceID: "phone-1",
 ///     transport: HTTPClientTransport(baseURL: server).with(CredentialsMiddleware(.basic(username: "ana", password: "…"))),
-///     codec: XMLPlistCodec(), dataclasses: ["com.apple.Contacts", "com.apple.Calendars"])
+///     codec: XMLPlistCodec(), dataclasses: ["com.apple.Contacts", "com.apple.Calendars"],
+///     configuration: .init(itemType: .changes))
 /// let report = try await client.sync()
 /// ```
+///
+/// What has a default is in ``Configuration``: where the server is mounted,
+/// retries, the sleeper clock, and OTA's own settings.
 ///
 /// The first message negotiates and pulls every dataclass at once: a
 /// `sync-start` with the anchors the device kept and a `sync-changes` with
 /// its changes since the last sync (all its records for a slow sync), split
-/// into fragments under ``maxMessageBytes``. The server's changes are applied
-/// one `sync-changes` at a time, each in one transaction with the checkpoint
-/// anchor it carries, so a session cut anywhere resumes from there.
+/// into fragments under ``Configuration/maxMessageBytes``. The server's
+/// changes are applied one `sync-changes` at a time, each in one transaction
+/// with the checkpoint anchor it carries, so a session cut anywhere resumes
+/// from there.
 ///
 /// ## Sending
 /// Messages go through a ``SyncCore/SyncEndpoint``: a message that gets no
-/// answer, or a 429 or 5xx, is sent again, byte for byte, as ``retry`` says,
-/// waiting on the `sleeper` clock (a `Retry-After` sets the wait). A message
-/// is idempotent — the server recognises a repeat and answers it from its
-/// reply cache — so any 5xx is retried. What is left is thrown as a
-/// ``SyncCore/SyncClientError``; ``OTAClientError`` is for the protocol's own
-/// refusals, an OTA status from the server.
+/// answer, or a 429 or 5xx, is sent again, byte for byte, as
+/// ``Configuration/retry`` says, waiting on the ``Configuration/sleeper``
+/// clock (a `Retry-After` sets the wait). A message is idempotent — the
+/// server recognises a repeat and answers it from its reply cache — so any
+/// 5xx is retried. What is left is thrown as a ``SyncCore/SyncClientError``;
+/// ``OTAClientError`` is for the protocol's own refusals, an OTA status from
+/// the server.
 ///
 /// Sessions run one at a time: ``sync()``, ``setFilter(_:for:)`` and
 /// ``sendDeviceInfo()`` called together on the same client (or copies of it)
 /// run one after the other.
 public struct OTAClient: Sendable {
+    /// How a device reaches the server, retries, and syncs its dataclasses.
+    /// Every setting has a default: `OTAClient(records:deviceID:transport:codec:dataclasses:)`
+    /// syncs whole records both ways with a server mounted at `/ota`, in
+    /// messages of at most 1 MiB, retrying as ``SyncCore/RetryPolicy/default``.
+    ///
+    /// ```swift
+    /// var configuration = OTAClient.Configuration(itemType: .changes)
+    /// configuration.directions = ["com.apple.Calendars": .toDevice]
+    /// ```
+    public struct Configuration: Sendable {
+        /// Where the server is mounted (`/ota` by default).
+        public var basePath: String
+        /// How a message that got no answer, or a transient failure, is sent again.
+        public var retry: RetryPolicy
+        /// The clock the waits between retries are slept on: a test passes a `TestClock`.
+        public var sleeper: any Clock<Duration>
+        /// Whether a fast sync sends whole records (RLD, the default) or only
+        /// the fields that changed since the server last had them (FLD). FLD
+        /// keeps a copy of what the server holds of each record, in the
+        /// collection `ota-synced:<dataclass>` of the device's store. A slow
+        /// sync always sends whole records.
+        public var itemType: OTAItemType
+        /// Which way each dataclass syncs; two-way for one not named. A `to_device`
+        /// dataclass sends nothing (the device's edits wait for a two-way sync); a
+        /// `to_server` one receives nothing.
+        public var directions: [String: OTADirection]
+        /// The largest message the device sends (1 MiB by default); the client
+        /// takes at least 4 KiB.
+        public var maxMessageBytes: Int
+        /// What the device answers the server's `get deviceinfo` with.
+        public var deviceInfo: [String: SyncValue]
+        /// Whether to keep id maps for the next session instead of answering a final message with them
+        /// (the default: a fast sync then takes one round trip; the next session delivers them first).
+        public var defersIDMap: Bool
+
+        /// Makes a configuration; every setting left out keeps its default.
+        /// - Parameters:
+        ///   - basePath: Where the server is mounted.
+        ///   - retry: How transient failures are retried.
+        ///   - sleeper: The clock the waits between retries are slept on.
+        ///   - itemType: Whole records (RLD) or changed fields (FLD) in a fast sync.
+        ///   - directions: Which way each dataclass syncs; two-way for one not named.
+        ///   - maxMessageBytes: The largest message the device sends (at least 4 KiB).
+        ///   - deviceInfo: What the device answers `get deviceinfo` with.
+        ///   - defersIDMap: Whether id maps wait for the next session.
+        public init(
+            basePath: String = "/ota", retry: RetryPolicy = .default, sleeper: any Clock<Duration> = ContinuousClock(),
+            itemType: OTAItemType = .records, directions: [String: OTADirection] = [:], maxMessageBytes: Int = 1 << 20,
+            deviceInfo: [String: SyncValue] = ["model": "Anchorage", "software": .string(AnchorageVersion.current)],
+            defersIDMap: Bool = true
+        ) {
+            self.basePath = basePath
+            self.retry = retry
+            self.sleeper = sleeper
+            self.itemType = itemType
+            self.directions = directions
+            self.maxMessageBytes = maxMessageBytes
+            self.deviceInfo = deviceInfo
+            self.defersIDMap = defersIDMap
+        }
+    }
+
     /// The device's records.
     public let records: OTADeviceRecords
     /// The device's identifier (`deviceid`).
@@ -41,26 +109,9 @@ public struct OTAClient: Sendable {
     public let codec: any SyncCodec
     /// The dataclasses to sync, in this order.
     public let dataclasses: [String]
-    /// Where the server is mounted.
-    public let path: String
-    /// Whether a fast sync sends whole records (RLD) or only the fields that
-    /// changed since the server last had them (FLD). FLD keeps a copy of what
-    /// the server holds of each record, in the collection `ota-synced:<dataclass>`
-    /// of the device's store. A slow sync always sends whole records.
-    public let itemType: OTAItemType
-    /// Which way each dataclass syncs; two-way for one not named. A `to_device`
-    /// dataclass sends nothing (the device's edits wait for a two-way sync); a
-    /// `to_server` one receives nothing.
-    public let directions: [String: OTADirection]
-    /// The largest message the device sends.
-    public let maxMessageBytes: Int
-    /// What the device answers the server's `get deviceinfo` with.
-    public let deviceInfo: [String: SyncValue]
-    /// Whether to keep id maps for the next session instead of answering a final message with them
-    /// (the default: a fast sync then takes one round trip; the next session delivers them first).
-    public let defersIDMap: Bool
-    /// How a message that got no answer, or a transient failure, is sent again.
-    public var retry: RetryPolicy { endpoint.retry }
+    /// Where the server is mounted, retries, and OTA's own settings
+    /// (``Configuration/maxMessageBytes`` as the client uses it: at least 4 KiB).
+    public let configuration: Configuration
     /// Sends the messages, retrying transient failures.
     let endpoint: SyncEndpoint
     /// Lets one session run at a time.
@@ -73,33 +124,21 @@ public struct OTAClient: Sendable {
     ///   - transport: Carries messages to the server (add credentials with a middleware).
     ///   - codec: The codec messages travel in.
     ///   - dataclasses: The dataclasses to sync, in this order.
-    ///   - path: Where the server is mounted.
-    ///   - itemType: Whole records (RLD) or changed fields (FLD) in a fast sync.
-    ///   - directions: Which way each dataclass syncs; two-way for one not named.
-    ///   - maxMessageBytes: The largest message the device sends (at least 4 KiB).
-    ///   - deviceInfo: What the device answers `get deviceinfo` with.
-    ///   - defersIDMap: Whether id maps wait for the next session.
-    ///   - retry: How transient failures are retried.
-    ///   - sleeper: The clock the waits between retries are slept on: a test passes a `TestClock`.
+    ///   - configuration: Where the server is mounted, retries, and OTA's own settings.
     public init(
         records: OTADeviceRecords, deviceID: String, transport: any SyncClientTransport, codec: any SyncCodec,
-        dataclasses: [String], path: String = "/ota", itemType: OTAItemType = .records, directions: [String: OTADirection] = [:],
-        maxMessageBytes: Int = 1 << 20,
-        deviceInfo: [String: SyncValue] = ["model": "Anchorage", "software": .string(AnchorageVersion.current)],
-        defersIDMap: Bool = true, retry: RetryPolicy = .default, sleeper: any Clock<Duration> = ContinuousClock()
+        dataclasses: [String], configuration: Configuration = Configuration()
     ) {
         self.records = records
         self.deviceID = deviceID
         self.transport = transport
         self.codec = codec
         self.dataclasses = dataclasses
-        self.path = path
-        self.itemType = itemType
-        self.directions = directions
-        self.maxMessageBytes = max(4_096, maxMessageBytes)
-        self.deviceInfo = deviceInfo
-        self.defersIDMap = defersIDMap
-        self.endpoint = SyncEndpoint(transport: transport, codecs: CodecSet([codec]), retry: retry, clock: sleeper)
+        var configuration = configuration
+        configuration.maxMessageBytes = max(4_096, configuration.maxMessageBytes)
+        self.configuration = configuration
+        self.endpoint = SyncEndpoint(
+            transport: transport, codecs: CodecSet([codec]), retry: configuration.retry, clock: configuration.sleeper)
     }
 
     /// Runs one session.
@@ -132,14 +171,14 @@ extension OTAClient {
 }
 
 extension OTAClient {
-    /// Tells the server the device's info changed (`put deviceinfo` with ``deviceInfo``).
+    /// Tells the server the device's info changed (`put deviceinfo` with ``Configuration/deviceInfo``).
     /// - Throws: ``OTAClientError`` with the server's status when it refuses,
     ///   ``SyncCore/SyncClientError`` when the message cannot be delivered or its answer read.
     public func sendDeviceInfo() async throws {
         try await syncGate.run {
             var session = OTAClientSession(client: self)
             try await session.runAlone(
-                OTACommand(.put, sequence: 1, params: ["uri": .string(OTAResource.deviceInfo.uri), "value": .dictionary(deviceInfo)]))
+                OTACommand(.put, sequence: 1, params: ["uri": .string(OTAResource.deviceInfo.uri), "value": .dictionary(configuration.deviceInfo)]))
         }
     }
 }

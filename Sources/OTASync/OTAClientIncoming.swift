@@ -91,7 +91,7 @@ struct OTAClientIncoming {
     {
         switch command.knownName {
         case .get? where command.uri.flatMap(OTAResource.init(uri:)) == .deviceInfo:
-            return (OTACommandResponse(answering: command, .ok, params: ["value": .dictionary(client.deviceInfo)]), true)
+            return (OTACommandResponse(answering: command, .ok, params: ["value": .dictionary(client.configuration.deviceInfo)]), true)
         case .get?, .put?, .delete?:
             return (OTACommandResponse(answering: command, OTAResult(.notFound, "no such resource on this device", paramName: "uri")), true)
         case .syncChanges?:
@@ -101,7 +101,7 @@ struct OTAClientIncoming {
             }
             do {
                 let apply = try OTADeviceApply(
-                    uri: uri, sync: sync, command: command, now: client.records.clock.now(), keepsSynced: client.itemType == .changes)
+                    uri: uri, sync: sync, command: command, now: client.records.clock.now(), keepsSynced: client.configuration.itemType == .changes)
                 if !sync.mingled {
                     // The server pushes only after its mingle: the device's changes are in.
                     try await markMingled(&sync, serverAnchor: nil)

@@ -3,7 +3,7 @@ import SyncCore
 /// What the device sends in a session: for each dataclass, the mode it asks
 /// for and the changes it collects from the device's records; then message
 /// by message, its answers to the server's commands, `sync-start` and
-/// `sync-changes` split into fragments under ``OTAClient/maxMessageBytes``.
+/// `sync-changes` split into fragments under ``OTAClient/Configuration/maxMessageBytes``.
 struct OTAClientOutgoing {
     let client: OTAClient
     private var lastMessage = 0
@@ -20,7 +20,7 @@ struct OTAClientOutgoing {
     }
 
     private var store: AccountStore { client.records.store.scoped(to: client.records.account) }
-    private var sizer: OTAMessageSizer { OTAMessageSizer(codec: client.codec, limit: client.maxMessageBytes) }
+    private var sizer: OTAMessageSizer { OTAMessageSizer(codec: client.codec, limit: client.configuration.maxMessageBytes) }
 
     // MARK: Collecting a dataclass's changes
 
@@ -45,9 +45,9 @@ struct OTAClientOutgoing {
         sync.pendingIDMap = pending
         sync.outgoing = []
         sync.sentRecords = [:]
-        sync.itemType = mode == .fast ? client.itemType : .records
-        let keepsSynced = client.itemType == .changes
-        sync.direction = client.directions[uri] ?? .twoWay
+        sync.itemType = mode == .fast ? client.configuration.itemType : .records
+        let keepsSynced = client.configuration.itemType == .changes
+        sync.direction = client.configuration.directions[uri] ?? .twoWay
         switch mode {
         case .reset:
             break
@@ -211,8 +211,8 @@ struct OTAClientOutgoing {
             params["items"] = .dictionary(Dictionary(uniqueKeysWithValues: sync.outgoing.prefix(taken).map { ($0.id, $0.item.value) }))
             command = OTACommand(.syncChanges, sequence: sync.changesSequence, params: params, more: taken < sync.outgoing.count)
             let size = try sizer.bytes(of: OTAMessage(header: message.header, body: message.body + [.command(command)]))
-            if size <= client.maxMessageBytes || taken <= 1 { break }
-            taken = max(1, taken * client.maxMessageBytes / size - 1)
+            if size <= client.configuration.maxMessageBytes || taken <= 1 { break }
+            taken = max(1, taken * client.configuration.maxMessageBytes / size - 1)
         }
         sync.outgoing.removeFirst(taken)
         sentItems += taken

@@ -4,7 +4,7 @@ import SyncCore
 /// Sends one of the device's messages to the server and reads the answer:
 /// the bytes in the client's codec, the HTTP request, the `ota-session`
 /// cookie. The client's ``OTAClient/endpoint`` sends a message that got no
-/// answer (or a 429 or 5xx) again, byte for byte, as ``OTAClient/retry``
+/// answer (or a 429 or 5xx) again, byte for byte, as ``OTAClient/Configuration/retry``
 /// says; the server answers a repeat from its reply cache. This is the
 /// client's one place that touches the network.
 struct OTAClientSender {
@@ -33,7 +33,7 @@ struct OTAClientSender {
         let body = try client.codec.encode(message.value)
         let mediaType = OTAMediaType.answer(for: client.codec)
         let request = SyncRequest(
-            method: .post, path: client.path, contentType: mediaType, accept: mediaType, session: cookie,
+            method: .post, path: client.configuration.basePath, contentType: mediaType, accept: mediaType, session: cookie,
             userAgent: "Anchorage-OTA/\(AnchorageVersion.current)", body: body)
         // A repeat is recognised by the server and answered from its reply cache.
         let response = try await endpoint.send(request, idempotent: true)

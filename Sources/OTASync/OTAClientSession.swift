@@ -29,7 +29,7 @@ struct OTAClientSession {
             let moreToSend = syncs.values.contains { $0.phase == .needsStart || $0.phase == .sending }
             if reply.header.isFinal && !moreToSend {
                 // Answers that cannot wait for the next session go in one more message.
-                if outgoing.mustAnswer || (!client.defersIDMap && outgoing.answersCarryIDMaps) {
+                if outgoing.mustAnswer || (!client.configuration.defersIDMap && outgoing.answersCarryIDMaps) {
                     try await exchange(try await outgoing.nextMessage(&syncs))
                 }
                 break

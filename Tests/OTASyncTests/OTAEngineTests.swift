@@ -76,7 +76,7 @@ struct OTAEngineTests {
             records: records,
             client: OTAClient(
                 records: records, deviceID: "phone", transport: transport, codec: XMLPlistCodec(),
-                dataclasses: Dataclass.all, retry: retry ?? self.retry, sleeper: clock))
+                dataclasses: Dataclass.all, configuration: .init(retry: retry ?? self.retry, sleeper: clock)))
     }
 
     @Test("a server that answers 503 twice, then lets the message through: the client waits on the clock, sends the same bytes again and syncs")
@@ -154,7 +154,7 @@ struct OTAEngineTests {
             service: harness.server.with(front), authenticator: SingleAccountAuthenticator(account: harness.account))
         let client = OTAClient(
             records: records, deviceID: "phone", transport: transport.with(faults), codec: XMLPlistCodec(),
-            dataclasses: Dataclass.all, retry: .none, sleeper: clock)
+            dataclasses: Dataclass.all, configuration: .init(retry: .none, sleeper: clock))
         let error = await #expect(throws: SyncClientError.self) { try await client.sync() }
         #expect(error?.code == .connectionFailed)
         #expect(front.bodies.count == 1)

@@ -52,8 +52,10 @@ struct OTAHarness: Sendable {
             records: records,
             client: OTAClient(
                 records: records, deviceID: id, transport: transport ?? loopback, codec: codec.codec,
-                dataclasses: Dataclass.all, itemType: itemType, maxMessageBytes: maxMessageBytes, defersIDMap: defersIDMap,
-                retry: Self.retryAtOnce(retries)))
+                dataclasses: Dataclass.all,
+                configuration: .init(
+                    retry: Self.retryAtOnce(retries), itemType: itemType, maxMessageBytes: maxMessageBytes,
+                    defersIDMap: defersIDMap)))
     }
 
     /// Sends a message that got no answer again at once, up to `retries` times: no test waits.

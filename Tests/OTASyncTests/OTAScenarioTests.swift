@@ -335,7 +335,7 @@ struct OTADirectionTests {
         func kiosk(_ direction: OTADirection) -> OTAClient {
             OTAClient(
                 records: kioskRecords, deviceID: "kiosk", transport: harness.loopback, codec: XMLPlistCodec(),
-                dataclasses: [Dataclass.contacts], directions: [Dataclass.contacts: direction])
+                dataclasses: [Dataclass.contacts], configuration: .init(directions: [Dataclass.contacts: direction]))
         }
         try await kioskRecords.save(dataclass: Dataclass.contacts, entity: Dataclass.contact, fields: ["first name": "Kiosk"])
         let received = try await kiosk(.toDevice).sync()
