@@ -2,51 +2,11 @@ import AppSync
 import SyncHTTP
 import SyncCore
 import SyncTesting
-import Synchronization
 import Testing
 
-/// In front of the appSync server: answers the first requests from a script,
-/// holds requests on a test clock when asked, and notes what arrives and how
-/// many requests are in the server at once.
-final class ScriptedFront: SyncServiceMiddleware {
-    private struct State {
-        var script: [SyncResponse]
-        var requests: [String] = []
-        var inFlight = 0
-        var mostInFlight = 0
-    }
-
-    private let state: Mutex<State>
-    private let clock: TestClock
-    private let holdFor: Duration?
-
-    /// - Parameters:
-    ///   - script: answered, in order, to the first requests instead of the server's answers.
-    ///   - holdFor: how long each request stays in the server, on `clock`.
-    init(_ script: [SyncResponse] = [], clock: TestClock, holdFor: Duration? = nil) {
-        self.state = Mutex(State(script: script))
-        self.clock = clock
-        self.holdFor = holdFor
-    }
-
-    var requests: [String] { state.withLock { $0.requests } }
-    var mostInFlight: Int { state.withLock { $0.mostInFlight } }
-
-    func intercept(
-        _ request: SyncRequest, context: ServiceContext,
-        next: @Sendable (SyncRequest, ServiceContext) async throws -> SyncResponse
-    ) async throws -> SyncResponse {
-        let scripted = state.withLock { state -> SyncResponse? in
-            state.requests.append("\(request.method) \(request.pathWithoutQuery)")
-            state.inFlight += 1
-            state.mostInFlight = max(state.mostInFlight, state.inFlight)
-            return state.script.isEmpty ? nil : state.script.removeFirst()
-        }
-        defer { state.withLock { $0.inFlight -= 1 } }
-        if let scripted { return scripted }
-        if let holdFor { try await clock.sleep(for: holdFor) }
-        return try await next(request, context)
-    }
+extension ScriptedFront {
+    /// Every request that arrived, as "METHOD path".
+    var requestLines: [String] { requests.map { "\($0.method) \($0.path)" } }
 }
 
 @Suite("appSync on the client engine: retries, one sync at a time")
@@ -63,13 +23,13 @@ struct AppSyncEngineTests {
 
     @Test("a server that answers 503 twice, then 200: the sync waits on the clock, retries and completes")
     func serviceUnavailableTwice() async throws {
-        let front = ScriptedFront([.text("busy", status: 503), .text("busy", status: 503)], clock: clock)
+        let front = ScriptedFront(answering: [.text("busy", status: 503), .text("busy", status: 503)], clock: clock)
         let client = harness.client(transport(front), conflictPolicy: ServerWinsPolicy(), retry: retry, sleeper: clock)
         let guid = try await client.save("booking", fields: ["pk": "2014-05-10", "name": "apples"])
         let sync = Task { try await client.sync() }
 
         await clock.waitForSleepers(1)
-        #expect(front.requests == ["GET /rest/booking/list/0"])
+        #expect(front.requestLines == ["GET /rest/booking/list/0"])
         clock.advance(by: .seconds(1))
         await clock.waitForSleepers(1)
         #expect(front.requests.count == 2)
@@ -77,14 +37,14 @@ struct AppSyncEngineTests {
 
         let report = try await sync.value
         #expect(report.uploaded == 1)
-        #expect(front.requests == Array(repeating: "GET /rest/booking/list/0", count: 3) + ["POST /rest/booking/update"])
+        #expect(front.requestLines == Array(repeating: "GET /rest/booking/list/0", count: 3) + ["POST /rest/booking/update"])
         #expect(try await harness.serverObjects()[guid]?.fields["name"] == "apples")
     }
 
     @Test("a 429 with Retry-After: 2 makes the sync wait 2 s before it asks again")
     func tooManyRequests() async throws {
         let front = ScriptedFront(
-            [SyncServiceError(status: 429, message: "slow down", retryAfter: .seconds(2)).response], clock: clock)
+            answering: [SyncServiceError(status: 429, message: "slow down", retryAfter: .seconds(2)).response], clock: clock)
         let client = harness.client(transport(front), conflictPolicy: ServerWinsPolicy(), retry: retry, sleeper: clock)
         try await harness.serverSave(guid: "S1", fields: ["pk": "2014-05-10", "name": "server"])
         let sync = Task { try await client.sync() }
@@ -101,7 +61,7 @@ struct AppSyncEngineTests {
 
     @Test("a 400 is not retried: the sync fails at once with the status and the server's message")
     func badRequestIsNotRetried() async throws {
-        let front = ScriptedFront([SyncServiceError.badRequest("that counter is odd").response], clock: clock)
+        let front = ScriptedFront(answering: [SyncServiceError.badRequest("that counter is odd").response], clock: clock)
         let client = harness.client(transport(front), conflictPolicy: ServerWinsPolicy(), retry: retry, sleeper: clock)
         let error = await #expect(throws: SyncClientError.self) { try await client.sync() }
         #expect(error?.code == .rejected)
@@ -121,18 +81,18 @@ struct AppSyncEngineTests {
         await clock.waitForSleepers(1)                      // the first sync's list is in the server
         let second = Task { try await client.sync() }
         #expect(await yieldUntil { client.syncGate.waitingCount == 1 }, "the second sync never reached the gate")
-        #expect(front.requests == ["GET /rest/booking/list/0"])
+        #expect(front.requestLines == ["GET /rest/booking/list/0"])
 
         clock.advance(by: .seconds(1))                      // list answered; the upload goes in
         await clock.waitForSleepers(1)
-        #expect(front.requests == ["GET /rest/booking/list/0", "POST /rest/booking/update"])
+        #expect(front.requestLines == ["GET /rest/booking/list/0", "POST /rest/booking/update"])
         clock.advance(by: .seconds(1))
         #expect(try await first.value.uploaded == 1)
 
         await clock.waitForSleepers(1)                      // only now the second sync's list
         clock.advance(by: .seconds(1))
         #expect(try await second.value == AppSyncClient.Report())
-        #expect(front.requests == ["GET /rest/booking/list/0", "POST /rest/booking/update", "GET /rest/booking/list/1"])
+        #expect(front.requestLines == ["GET /rest/booking/list/0", "POST /rest/booking/update", "GET /rest/booking/list/1"])
         #expect(front.mostInFlight == 1)
     }
 }
@@ -144,7 +104,7 @@ struct AppSyncEngineHTTPTests {
         let harness = AppSyncHarness()
         let clock = TestClock()
         let front = ScriptedFront(
-            [SyncServiceError(status: 503, message: "maintenance", retryAfter: .seconds(7)).response], clock: clock)
+            answering: [SyncServiceError(status: 503, message: "maintenance", retryAfter: .seconds(7)).response], clock: clock)
         try await HTTPSyncServer.withRunningServer(
             service: ServiceRouter().mounting(harness.server.with(front), at: "/rest"),
             authenticator: SingleAccountAuthenticator(account: harness.account)

@@ -5,53 +5,6 @@ import SyncTesting
 import SyncXMLPlist
 import Testing
 
-/// Stands in front of the OTA server: answers the first messages with the
-/// given responses instead of letting them through, can keep every message
-/// in the server for a while on a test clock, and keeps the bytes of each
-/// message that arrives and how many were inside at once.
-final class OTAServerFront: SyncServiceMiddleware {
-    private struct Log {
-        var answers: [SyncResponse]
-        var bodies: [[UInt8]] = []
-        var inside = 0
-        var mostInside = 0
-    }
-
-    private let log: Mutex<Log>
-    private let clock: TestClock
-    private let holdFor: Duration?
-
-    /// - Parameters:
-    ///   - answers: what the first messages get, in order, before any reaches the server.
-    ///   - holdFor: how long each message that reaches the server waits there, on `clock`.
-    init(answering answers: [SyncResponse] = [], clock: TestClock, holdFor: Duration? = nil) {
-        log = Mutex(Log(answers: answers))
-        self.clock = clock
-        self.holdFor = holdFor
-    }
-
-    /// The bytes of every message that arrived, in order.
-    var bodies: [[UInt8]] { log.withLock { $0.bodies } }
-    /// The most messages that were inside at the same time.
-    var mostInside: Int { log.withLock { $0.mostInside } }
-
-    func intercept(
-        _ request: SyncRequest, context: ServiceContext,
-        next: @Sendable (SyncRequest, ServiceContext) async throws -> SyncResponse
-    ) async throws -> SyncResponse {
-        let answer: SyncResponse? = log.withLock { log in
-            log.bodies.append(request.body)
-            log.inside += 1
-            log.mostInside = max(log.mostInside, log.inside)
-            return log.answers.isEmpty ? nil : log.answers.removeFirst()
-        }
-        defer { log.withLock { $0.inside -= 1 } }
-        if let answer { return answer }
-        if let holdFor { try await clock.sleep(for: holdFor) }
-        return try await next(request, context)
-    }
-}
-
 /// How many tasks have finished.
 final class FinishedCount: Sendable {
     private let finished = Mutex(0)
@@ -68,7 +21,7 @@ struct OTAEngineTests {
     let retry = RetryPolicy(maxAttempts: 5, initialDelay: .seconds(1), multiplier: 2, jitter: 0.5)
 
     /// A phone whose messages pass `front` on their way to the harness's server, retrying as `retry` says on `clock`.
-    func phone(behind front: OTAServerFront, retry: RetryPolicy? = nil) -> Device {
+    func phone(behind front: ScriptedFront, retry: RetryPolicy? = nil) -> Device {
         let records = OTADeviceRecords(store: MemoryStore(), account: harness.account)
         let transport = LoopbackTransport(
             service: harness.server.with(front), authenticator: SingleAccountAuthenticator(account: harness.account))
@@ -81,22 +34,22 @@ struct OTAEngineTests {
 
     @Test("a server that answers 503 twice, then lets the message through: the client waits on the clock, sends the same bytes again and syncs")
     func serviceUnavailableTwice() async throws {
-        let front = OTAServerFront(answering: [.text("busy", status: 503), .text("busy", status: 503)], clock: clock)
+        let front = ScriptedFront(answering: [.text("busy", status: 503), .text("busy", status: 503)], clock: clock)
         let phone = phone(behind: front)
         try await phone.add(["first name": "Ada"])
         let sync = Task { try await phone.sync() }
 
         await clock.waitForSleepers(1)
-        #expect(front.bodies.count == 1)
+        #expect(front.requests.count == 1)
         clock.advance(by: .seconds(1))
         await clock.waitForSleepers(1)
-        #expect(front.bodies.count == 2)
+        #expect(front.requests.count == 2)
         clock.advance(by: .seconds(2))
 
         let report = try await sync.value
         #expect(report.sentItems == 1)
-        #expect(report.roundTrips == front.bodies.count)
-        let bodies = front.bodies
+        #expect(report.roundTrips == front.requests.count)
+        let bodies = front.requests.map(\.body)
         #expect(bodies.count >= 3)
         #expect(bodies[1] == bodies[0] && bodies[2] == bodies[0], "a message is sent again byte for byte")
         #expect(try await harness.serverRecords(Dataclass.contacts).map(\.fields) == [["first name": "Ada"]])
@@ -104,7 +57,7 @@ struct OTAEngineTests {
 
     @Test("a 500 is retried too: an OTA message is idempotent, the server answers a repeat from its reply cache")
     func serverErrorIsRetried() async throws {
-        let front = OTAServerFront(answering: [.text("oops", status: 500)], clock: clock)
+        let front = ScriptedFront(answering: [.text("oops", status: 500)], clock: clock)
         let phone = phone(behind: front)
         try await phone.add(["first name": "Ada"])
         let sync = Task { try await phone.sync() }
@@ -117,7 +70,7 @@ struct OTAEngineTests {
 
     @Test("a 429 with Retry-After: 2 makes the client wait 2 s before it sends the message again")
     func tooManyRequests() async throws {
-        let front = OTAServerFront(
+        let front = ScriptedFront(
             answering: [SyncServiceError(status: 429, message: "slow down", retryAfter: .seconds(2)).response], clock: clock)
         let phone = phone(behind: front)
         try await phone.add(["first name": "Ada"])
@@ -126,28 +79,28 @@ struct OTAEngineTests {
         await clock.waitForSleepers(1)
         clock.advance(by: .milliseconds(1_999))
         #expect(clock.sleeperCount == 1)
-        #expect(front.bodies.count == 1)
+        #expect(front.requests.count == 1)
         clock.advance(by: .milliseconds(1))
 
         #expect(try await sync.value.sentItems == 1)
-        #expect(front.bodies.count >= 2)
+        #expect(front.requests.count >= 2)
     }
 
     @Test("a 400 is not retried: the sync fails at once with a SyncClientError carrying the status")
     func badRequestIsNotRetried() async throws {
-        let front = OTAServerFront(answering: [SyncServiceError.badRequest("not a message").response], clock: clock)
+        let front = ScriptedFront(answering: [SyncServiceError.badRequest("not a message").response], clock: clock)
         let phone = phone(behind: front)
         let error = await #expect(throws: SyncClientError.self) { try await phone.sync() }
         #expect(error?.code == .rejected)
         #expect(error?.status == 400)
         #expect(error?.message.hasPrefix("POST /ota: server answered 400") == true)
-        #expect(front.bodies.count == 1)
+        #expect(front.requests.count == 1)
         #expect(clock.sleeperCount == 0)
     }
 
     @Test("a message that gets no answer, with no retries left, fails the sync with a SyncClientError")
     func lostAnswerIsASyncClientError() async throws {
-        let front = OTAServerFront(clock: clock)
+        let front = ScriptedFront(clock: clock)
         let records = OTADeviceRecords(store: MemoryStore(), account: harness.account)
         let faults = FaultInjectingMiddleware(plan: .scripted([.cutAfterProcessing]))
         let transport = LoopbackTransport(
@@ -157,12 +110,12 @@ struct OTAEngineTests {
             dataclasses: Dataclass.all, configuration: .init(retry: .none, sleeper: clock))
         let error = await #expect(throws: SyncClientError.self) { try await client.sync() }
         #expect(error?.code == .connectionFailed)
-        #expect(front.bodies.count == 1)
+        #expect(front.requests.count == 1)
     }
 
     @Test("two sync() calls at once run one after the other: the second sends nothing until the first is done")
     func concurrentSyncsDoNotOverlap() async throws {
-        let front = OTAServerFront(clock: clock, holdFor: .seconds(1))
+        let front = ScriptedFront(clock: clock, holdFor: .seconds(1))
         let phone = phone(behind: front)
         try await phone.add(["first name": "Ada"])
         let finished = FinishedCount()
@@ -177,7 +130,7 @@ struct OTAEngineTests {
             return try await phone.sync()
         }
         #expect(await yieldUntil { phone.client.syncGate.waitingCount == 1 }, "the second sync never reached the gate")
-        #expect(front.bodies.count == 1)
+        #expect(front.requests.count == 1)
 
         // Let each message held in the server go, until both sessions are over.
         while await yieldUntil({ finished.count == 2 || clock.sleeperCount > 0 }), finished.count < 2 {
@@ -187,8 +140,8 @@ struct OTAEngineTests {
         let secondReport = try await second.value
         #expect(firstReport.sentItems == 1)
         #expect(secondReport.sentItems == 0)
-        #expect(front.bodies.count == firstReport.roundTrips + secondReport.roundTrips)
-        #expect(front.mostInside == 1)
+        #expect(front.requests.count == firstReport.roundTrips + secondReport.roundTrips)
+        #expect(front.mostInFlight == 1)
         #expect(try await harness.serverRecords(Dataclass.contacts).count == 1)
     }
 
