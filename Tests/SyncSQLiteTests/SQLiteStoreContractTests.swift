@@ -32,11 +32,3 @@ struct SQLiteStoreContractTests {
         try await verify(check, on: kind)
     }
 }
-
-@Suite("SQLiteStore soak on a file: 8 writers × 1,000 transactions")
-struct SQLiteStoreSoakContractTests {
-    @Test(arguments: StoreContractSuite.Check.concurrent)
-    func losesNothingUnderConcurrentWriters(_ check: StoreContractSuite.Check) async throws {
-        try await verify(check, on: .file, concurrentWriters: 8, incrementsPerWriter: 1_000)
-    }
-}
