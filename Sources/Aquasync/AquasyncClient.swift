@@ -48,7 +48,8 @@ public import SyncCore
 /// - Syncs run one at a time; local writes may happen during a sync.
 ///
 /// Requests go through a ``SyncCore/SyncEndpoint``: failures that may pass
-/// are retried as ``Configuration/retry`` says, waiting on ``Configuration/sleeper`` (a pushed pack keeps its `_id`, so the server
+/// are retried as ``Configuration/retry`` says, waiting on
+/// ``Configuration/sleeper`` (a pushed pack keeps its `_id`, so the server
 /// applies it once), and what is left is thrown as a ``SyncCore/SyncClientError``.
 public actor AquasyncClient {
     /// Where the server is mounted, how requests are retried, the clocks, how
