@@ -28,7 +28,7 @@ public struct OTAServer: SyncService {
     /// Dataclasses that exist but are switched off for now: `E_NotAllowed`.
     public let disabledDataclasses: Set<String>
     /// Decides conflicts; the default makes the most recent sync win.
-    public let policy: any ConflictPolicy
+    public let conflictPolicy: any ConflictPolicy
     /// Stamps the changes the server applies.
     public let clock: any WallClock
     /// The largest message the server sends or accepts, in encoded bytes.
@@ -42,20 +42,20 @@ public struct OTAServer: SyncService {
 
     /// Makes a server.
     /// - Parameters:
-    ///   - policy: decides conflicts. ``NewestWinsPolicy`` (the default) makes the
+    ///   - conflictPolicy: decides conflicts. ``NewestWinsPolicy`` (the default) makes the
     ///     most recent sync win, as the changes a sync brings are stamped when it
     ///     mingles them; a ``DeferredPolicy`` answering `.deferred` sends each
     ///     conflict to the device for the user to resolve.
     public init(
         store: any SyncStore, codecs: CodecSet, dataclasses: Set<String>, disabledDataclasses: Set<String> = [],
-        policy: any ConflictPolicy = NewestWinsPolicy(), clock: any WallClock = SystemWallClock(),
+        conflictPolicy: any ConflictPolicy = NewestWinsPolicy(), clock: any WallClock = SystemWallClock(),
         maxMessageBytes: Int = 1 << 20, sessionTimeout: Duration = .seconds(30 * 60), dataclassVersion: String = "1.0"
     ) {
         self.store = store
         self.codecs = codecs
         self.dataclasses = dataclasses
         self.disabledDataclasses = disabledDataclasses
-        self.policy = policy
+        self.conflictPolicy = conflictPolicy
         self.clock = clock
         self.maxMessageBytes = max(4_096, maxMessageBytes)
         self.sessionTimeout = sessionTimeout

@@ -172,7 +172,7 @@ struct OTASyncCommands {
         let ready = session.order.filter { session.syncs[$0]?.phase == .pulled }
         guard !ready.isEmpty, !session.syncs.values.contains(where: \.blocksMingle) else { return false }
         let mingler = OTAMingler(
-            syncs: ready.map { session.syncs[$0]! }, peer: session.peer, node: session.node, policy: server.policy,
+            syncs: ready.map { session.syncs[$0]! }, peer: session.peer, node: session.node, policy: server.conflictPolicy,
             now: server.clock.now())
         let mingled = try await store.transaction { tx in try await mingler.mingle(in: tx) }
         for var sync in mingled {

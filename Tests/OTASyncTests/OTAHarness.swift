@@ -32,7 +32,7 @@ struct OTAHarness: Sendable {
 
     init(maxMessageBytes: Int = 1 << 20, policy: any ConflictPolicy = NewestWinsPolicy()) {
         server = OTAServer(
-            store: serverStore, codecs: TestCodec.otaServerCodecs, dataclasses: Set(Dataclass.all), policy: policy,
+            store: serverStore, codecs: TestCodec.otaServerCodecs, dataclasses: Set(Dataclass.all), conflictPolicy: policy,
             maxMessageBytes: maxMessageBytes)
     }
 

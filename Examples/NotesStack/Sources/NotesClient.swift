@@ -38,11 +38,43 @@ public actor NotesClient {
     public nonisolated let account: AccountID
     /// This device's name, written as ``Note/modifiedBy`` of its changes.
     public nonisolated let device: String
-    /// Where the server is mounted.
-    public nonisolated let basePath: String
+    /// How the client reaches the server and paces its retries.
+    public nonisolated let configuration: Configuration
     private nonisolated let endpoint: SyncEndpoint
-    private nonisolated let clock: any WallClock
     private nonisolated let gate = SyncGate()
+
+    /// How a ``NotesClient`` reaches its server: the settings every stack's
+    /// client has, under the same names. Every setting has a default.
+    ///
+    /// ```swift
+    /// let configuration = NotesClient.Configuration(retry: .none)
+    /// ```
+    public struct Configuration: Sendable {
+        /// Where the server is mounted (`/notes` by default).
+        public var basePath: String
+        /// How requests that failed for a reason that may pass are retried.
+        public var retry: RetryPolicy
+        /// The wall clock that stamps local changes.
+        public var clock: any WallClock
+        /// The clock the waits between retries are slept on: a test passes a `TestClock`.
+        public var sleeper: any Clock<Duration>
+
+        /// Makes a configuration; every setting left out keeps its default.
+        /// - Parameters:
+        ///   - basePath: Where the server is mounted.
+        ///   - retry: How failures that may pass are retried.
+        ///   - clock: The wall clock that stamps local changes.
+        ///   - sleeper: The clock the waits between retries are slept on.
+        public init(
+            basePath: String = "/notes", retry: RetryPolicy = .default, clock: any WallClock = SystemWallClock(),
+            sleeper: any Clock<Duration> = ContinuousClock()
+        ) {
+            self.basePath = basePath
+            self.retry = retry
+            self.clock = clock
+            self.sleeper = sleeper
+        }
+    }
 
     /// Makes a client.
     /// - Parameters:
@@ -51,22 +83,21 @@ public actor NotesClient {
     ///   - device: This device's name, unique among the account's devices.
     ///   - transport: How requests reach the server (add credentials with a middleware).
     ///   - codec: The codec messages travel in.
-    ///   - basePath: Where the server is mounted.
-    ///   - retry: How failures that may pass are retried.
-    ///   - clock: The wall clock that stamps local changes.
-    ///   - sleeper: The clock the waits between retries are slept on.
+    ///   - configuration: Where the server is mounted, retries and clocks.
     public init(
         store: any SyncStore, account: AccountID = "device", device: String, transport: any SyncClientTransport,
-        codec: any SyncCodec, basePath: String = "/notes", retry: RetryPolicy = .default,
-        clock: any WallClock = SystemWallClock(), sleeper: any Clock<Duration> = ContinuousClock()
+        codec: any SyncCodec, configuration: Configuration = .init()
     ) {
         self.store = store
         self.account = account
         self.device = device
-        self.basePath = basePath
-        self.clock = clock
-        self.endpoint = SyncEndpoint(transport: transport, codecs: CodecSet([codec]), retry: retry, clock: sleeper)
+        self.configuration = configuration
+        self.endpoint = SyncEndpoint(
+            transport: transport, codecs: CodecSet([codec]), retry: configuration.retry, clock: configuration.sleeper)
     }
+
+    private nonisolated var basePath: String { configuration.basePath }
+    private nonisolated var clock: any WallClock { configuration.clock }
 
     // MARK: Local notes
 

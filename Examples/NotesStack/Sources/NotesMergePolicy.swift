@@ -3,7 +3,7 @@ import SyncCore
 /// A conflict policy that never loses a word of a note.
 ///
 /// ```swift
-/// let server = NotesServer(store: store, codecs: codecs, policy: NotesMergePolicy())
+/// let server = NotesServer(store: store, codecs: codecs, conflictPolicy: NotesMergePolicy())
 /// ```
 ///
 /// - An edit wins over a deletion: a deleted note is easy to delete again, a

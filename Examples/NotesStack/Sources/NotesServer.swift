@@ -5,7 +5,7 @@ import SyncCore
 /// and resolves conflicts with a ``SyncCore/ConflictPolicy``.
 ///
 /// ```swift
-/// let server = NotesServer(store: MemoryStore(), codecs: CodecSet([JSONCodec()]), policy: NotesMergePolicy())
+/// let server = NotesServer(store: MemoryStore(), codecs: CodecSet([JSONCodec()]), conflictPolicy: NotesMergePolicy())
 /// let router = ServiceRouter().mounting(server, at: "/notes")
 /// ```
 ///
@@ -21,7 +21,7 @@ public struct NotesServer: SyncService {
     /// The codecs spoken; the first answers requests that name none.
     public let codecs: CodecSet
     /// Decides conflicts, on the server's side (`local` is the server's note).
-    public let policy: any ConflictPolicy
+    public let conflictPolicy: any ConflictPolicy
     /// The most notes one page of changes carries.
     public let pageSize: Int
     /// The most changes one push may carry.
@@ -31,16 +31,16 @@ public struct NotesServer: SyncService {
     /// - Parameters:
     ///   - store: Where notes live.
     ///   - codecs: The codecs spoken; the first answers requests that name none.
-    ///   - policy: Decides conflicts.
+    ///   - conflictPolicy: Decides conflicts.
     ///   - pageSize: The most notes one page of changes carries.
     ///   - maxChangesPerPush: The most changes one push may carry (413 above it).
     public init(
-        store: any SyncStore, codecs: CodecSet, policy: any ConflictPolicy, pageSize: Int = 500,
+        store: any SyncStore, codecs: CodecSet, conflictPolicy: any ConflictPolicy, pageSize: Int = 500,
         maxChangesPerPush: Int = 1_000
     ) {
         self.store = store
         self.codecs = codecs
-        self.policy = policy
+        self.conflictPolicy = conflictPolicy
         self.pageSize = max(1, pageSize)
         self.maxChangesPerPush = max(1, maxChangesPerPush)
     }
@@ -83,7 +83,7 @@ public struct NotesServer: SyncService {
         for change in changes where change.note.id.isEmpty {
             throw SyncServiceError.unprocessable("a note needs an id")
         }
-        let policy = self.policy
+        let policy = conflictPolicy
         let conflicts = try await store.transaction { tx in
             var conflicts = 0
             for change in changes {

@@ -18,7 +18,7 @@ struct NotesHarness {
     /// The server, mounted at `/notes`.
     var router: ServiceRouter {
         ServiceRouter().mounting(
-            NotesServer(store: serverStore, codecs: CodecSet([JSONCodec()]), policy: policy), at: "/notes")
+            NotesServer(store: serverStore, codecs: CodecSet([JSONCodec()]), conflictPolicy: policy), at: "/notes")
     }
 
     /// Runs `body` with a transport to the server as Ada (`TransportRoute.ada`), by `route`:
@@ -54,7 +54,7 @@ struct NotesHarness {
     func device(_ name: String, _ transport: any SyncClientTransport) -> NotesClient {
         NotesClient(
             store: MemoryStore(), device: name, transport: transport, codec: JSONCodec(),
-            retry: RetryPolicy(maxAttempts: 3, initialDelay: .zero), clock: clock.wall)
+            configuration: .init(retry: RetryPolicy(maxAttempts: 3, initialDelay: .zero), clock: clock.wall))
     }
 
     /// Moves everyone's wall time on by a second, so the next change is newer.
