@@ -113,21 +113,20 @@ public struct AquasyncServer: SyncService {
         var position = start
         var pack = DeltaPack()
         var count = 0
-        while true {
-            let batch = try await store.changes(for: account, after: position, in: nil, limit: pageSize - count)
-            for stored in batch.records {
+        pages: for try await page in store.changePages(for: account, after: start, pageSize: pageSize) {
+            for stored in page.records {
+                guard count < pageSize else {
+                    pack.hasMore = true
+                    break pages
+                }
+                position = stored.position
                 guard let model = StoredDelta.model(of: stored.record.collection) else { continue }
                 let delta = try StoredDelta.delta(stored)
                 guard delta.deviceToken != deviceToken else { continue }
                 pack.models[model, default: []].append(delta)
                 count += 1
             }
-            position = batch.lastPosition
-            if !batch.hasMore { break }
-            if count >= pageSize {
-                pack.hasMore = true
-                break
-            }
+            position = page.lastPosition
         }
         if position == start { return SyncResponse(status: 204) }
         pack.latestUST = Int64(clamping: position.rawValue)

@@ -124,12 +124,6 @@ struct OTADeviceApply: Sendable {
 
     /// Reset: the device's records of the dataclass give way to the server's.
     private func dropAll(_ collection: CollectionID, in tx: any StoreTransaction) async throws {
-        var after: RecordID?
-        while true {
-            let page = try await tx.records(in: collection, after: after, limit: 1_000)
-            for stored in page { try await tx.purge(stored.record.key) }
-            guard let last = page.last, page.count == 1_000 else { return }
-            after = last.record.id
-        }
+        for try await stored in tx.allRecords(in: collection) { try await tx.purge(stored.record.key) }
     }
 }

@@ -62,15 +62,10 @@ public struct OTADeviceRecords: Sendable {
     public func records(dataclass: String) async throws -> [String: OTARecord] {
         try await store.transaction(for: account) { tx in
             var records: [String: OTARecord] = [:]
-            var after: RecordID?
-            while true {
-                let page = try await tx.records(in: CollectionID(dataclass), after: after, limit: 1_000)
-                for stored in page where !stored.record.isDeleted {
-                    records[stored.record.id.rawValue] = try OTARecord(stored.record)
-                }
-                guard let last = page.last, page.count == 1_000 else { return records }
-                after = last.record.id
+            for try await stored in tx.allRecords(in: CollectionID(dataclass)) where !stored.record.isDeleted {
+                records[stored.record.id.rawValue] = try OTARecord(stored.record)
             }
+            return records
         }
     }
 

@@ -176,14 +176,8 @@ struct OTASlowSyncMatcher {
     init(previous: OTAIDMap, collection: CollectionID, in tx: any StoreTransaction) async throws {
         self.previous = previous
         self.collection = collection
-        var after: RecordID?
-        while true {
-            let page = try await tx.records(in: collection, after: after, limit: 1_000)
-            for stored in page where !stored.record.isDeleted {
-                unclaimedByContent[try OTARecord(stored.record), default: []].append(stored.record.id.rawValue)
-            }
-            guard let last = page.last, page.count == 1_000 else { break }
-            after = last.record.id
+        for try await stored in tx.allRecords(in: collection) where !stored.record.isDeleted {
+            unclaimedByContent[try OTARecord(stored.record), default: []].append(stored.record.id.rawValue)
         }
     }
 
