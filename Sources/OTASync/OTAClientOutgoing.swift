@@ -59,9 +59,7 @@ struct OTAClientOutgoing {
                 if keepsSynced { sync.sentRecords[luid] = record }
             }
         case .fast:
-            var after = sent
-            while true {
-                let page = try await store.changes(after: after, in: [CollectionID(uri)], limit: 1_000)
+            for try await page in store.changePages(after: sent, in: [CollectionID(uri)]) {
                 for stored in page.records where stored.record.version.node == OTADeviceRecords.localNode {
                     let luid = stored.record.id.rawValue
                     if stored.record.isDeleted {
@@ -82,8 +80,6 @@ struct OTAClientOutgoing {
                         if keepsSynced { sync.sentRecords[luid] = record }
                     }
                 }
-                after = page.lastPosition
-                guard page.hasMore else { break }
             }
         }
         sync.sentLUIDs = sync.outgoing.map(\.id)

@@ -43,8 +43,7 @@ struct OTAPushBatch {
         let (idMap, conflicts, filter) = (device.idMap, device.conflicts, device.filter)
         var batch = OTAPushBatch(cursor: sync.pushCursor, hasMore: false)
         var used = 0
-        while true {
-            let page = try await store.changes(after: batch.cursor, in: [CollectionID(uri)], limit: 200)
+        for try await page in store.changePages(after: batch.cursor, in: [CollectionID(uri)], pageSize: 200) {
             for stored in page.records {
                 let record = stored.record
                 let uuid = record.id.rawValue
@@ -72,7 +71,6 @@ struct OTAPushBatch {
                 }
                 batch.cursor = stored.position
             }
-            guard page.hasMore else { break }
         }
         batch.cursor = max(batch.cursor, latest)
         return batch
