@@ -1,5 +1,4 @@
 import AppSync
-import SyncHTTP
 import SyncCore
 import SyncTesting
 import Testing
@@ -15,16 +14,10 @@ struct AppSyncEngineTests {
     let clock = TestClock()
     let retry = RetryPolicy(maxAttempts: 5, initialDelay: .seconds(1), multiplier: 2, jitter: 0.5)
 
-    func transport(_ front: ScriptedFront) -> any SyncClientTransport {
-        LoopbackTransport(
-            service: ServiceRouter().mounting(harness.server.with(front), at: "/rest"),
-            authenticator: SingleAccountAuthenticator(account: harness.account))
-    }
-
     @Test("a server that answers 503 twice, then 200: the sync waits on the clock, retries and completes")
     func serviceUnavailableTwice() async throws {
         let front = ScriptedFront(answering: [.text("busy", status: 503), .text("busy", status: 503)], clock: clock)
-        let client = harness.client(transport(front), conflictPolicy: ServerWinsPolicy(), retry: retry, sleeper: clock)
+        let client = harness.client(harness.loopback(front: front), conflictPolicy: ServerWinsPolicy(), retry: retry, sleeper: clock)
         let guid = try await client.save("booking", fields: ["pk": "2014-05-10", "name": "apples"])
         let sync = Task { try await client.sync() }
 
@@ -45,7 +38,7 @@ struct AppSyncEngineTests {
     func tooManyRequests() async throws {
         let front = ScriptedFront(
             answering: [SyncServiceError(status: 429, message: "slow down", retryAfter: .seconds(2)).response], clock: clock)
-        let client = harness.client(transport(front), conflictPolicy: ServerWinsPolicy(), retry: retry, sleeper: clock)
+        let client = harness.client(harness.loopback(front: front), conflictPolicy: ServerWinsPolicy(), retry: retry, sleeper: clock)
         try await harness.serverSave(guid: "S1", fields: ["pk": "2014-05-10", "name": "server"])
         let sync = Task { try await client.sync() }
 
@@ -62,7 +55,7 @@ struct AppSyncEngineTests {
     @Test("a 400 is not retried: the sync fails at once with the status and the server's message")
     func badRequestIsNotRetried() async throws {
         let front = ScriptedFront(answering: [SyncServiceError.badRequest("that counter is odd").response], clock: clock)
-        let client = harness.client(transport(front), conflictPolicy: ServerWinsPolicy(), retry: retry, sleeper: clock)
+        let client = harness.client(harness.loopback(front: front), conflictPolicy: ServerWinsPolicy(), retry: retry, sleeper: clock)
         let error = await #expect(throws: SyncClientError.self) { try await client.sync() }
         #expect(error?.code == .rejected)
         #expect(error?.status == 400)
@@ -74,7 +67,7 @@ struct AppSyncEngineTests {
     @Test("two sync() calls at once run one after the other: the second sends nothing until the first is done")
     func concurrentSyncsDoNotOverlap() async throws {
         let front = ScriptedFront(clock: clock, holdFor: .seconds(1))
-        let client = harness.client(transport(front), conflictPolicy: ServerWinsPolicy(), retry: retry, sleeper: clock)
+        let client = harness.client(harness.loopback(front: front), conflictPolicy: ServerWinsPolicy(), retry: retry, sleeper: clock)
         try await client.save("booking", fields: ["pk": "2014-05-10", "name": "apples"])
 
         let first = Task { try await client.sync() }
@@ -105,13 +98,9 @@ struct AppSyncEngineHTTPTests {
         let clock = TestClock()
         let front = ScriptedFront(
             answering: [SyncServiceError(status: 503, message: "maintenance", retryAfter: .seconds(7)).response], clock: clock)
-        try await HTTPSyncServer.withRunningServer(
-            service: ServiceRouter().mounting(harness.server.with(front), at: "/rest"),
-            authenticator: SingleAccountAuthenticator(account: harness.account)
-        ) { baseURL in
+        try await harness.withTransport(.http, front: front) { transport in
             let client = harness.client(
-                HTTPClientTransport(baseURL: baseURL), conflictPolicy: ServerWinsPolicy(), retry: RetryPolicy(jitter: 0),
-                sleeper: clock)
+                transport, conflictPolicy: ServerWinsPolicy(), retry: RetryPolicy(jitter: 0), sleeper: clock)
             let sync = Task { try await client.sync() }
             await clock.waitForSleepers(1)
             clock.advance(by: .milliseconds(6_999))

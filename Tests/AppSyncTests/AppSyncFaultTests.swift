@@ -13,10 +13,7 @@ struct AppSyncFaultTests {
         let faults = FaultInjectingMiddleware(
             plan: .random(seed: 11, probability: 0.25, faults: [.drop, .duplicate, .cutAfterProcessing, .serverError(status: 503)]),
             appliesTo: { _ in faultsOn.withLock { $0 } })
-        let transport = LoopbackTransport(
-            service: ServiceRouter().mounting(harness.server, at: "/rest"),
-            authenticator: SingleAccountAuthenticator(account: harness.account)
-        ).with(faults)
+        let transport = harness.loopback().with(faults)
         let clients = (0..<3).map { _ in harness.client(transport, conflictPolicy: NewestWinsPolicy()) }
         var random = SeededGenerator(seed: 3)
         var created: Set<String> = []

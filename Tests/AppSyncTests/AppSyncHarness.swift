@@ -1,8 +1,8 @@
 import AppSync
 import FoundationEssentials
 import SyncCore
-import SyncHTTP
 import SyncJSON
+import SyncTesting
 import Synchronization
 
 /// A wall clock the test moves by hand, in whole seconds.
@@ -26,7 +26,7 @@ final class RequestLog: SyncClientMiddleware, Sendable {
     }
 }
 
-/// A server on a memory store, reached over HTTP on a loopback port, and clients on memory stores.
+/// A server on a memory store, reached in process or over HTTP, and clients on memory stores.
 struct AppSyncHarness {
     static let booking = AppSyncObjectType("booking")
     let serverStore = MemoryStore()
@@ -47,11 +47,31 @@ struct AppSyncHarness {
             configuration: .init(retry: retry, clock: clock, sleeper: sleeper, conflictPolicy: conflictPolicy))
     }
 
-    /// The server's live objects, by guid.
+    /// Lets every request in as `account`, on both routes.
+    var authenticator: SingleAccountAuthenticator { SingleAccountAuthenticator(account: account) }
+
+    /// The server mounted at `/rest`, behind `front` when there is one.
+    func router(front: (any SyncServiceMiddleware)? = nil) -> ServiceRouter {
+        ServiceRouter().mounting(front.map { server.with($0) } ?? server, at: "/rest")
+    }
+
+    /// An in-process transport to the server (behind `front` when there is one), for tests that only run in process.
+    func loopback(front: (any SyncServiceMiddleware)? = nil) -> any SyncClientTransport {
+        LoopbackTransport(service: router(front: front), authenticator: authenticator)
+    }
+
+    /// Runs `body` with a transport to the server (behind `front` when there is one) by `route`:
+    /// in process, or over HTTP on a free loopback port.
+    func withTransport<Result: Sendable>(
+        _ route: TransportRoute, front: (any SyncServiceMiddleware)? = nil,
+        _ body: (any SyncClientTransport) async throws -> Result
+    ) async throws -> Result {
+        try await route.withTransport(to: router(front: front), authenticator: authenticator, body)
+    }
+
+    /// The server's live objects, by guid, read in process whatever route the test's clients take.
     func serverObjects() async throws -> [String: AppSyncObject] {
-        let response = try await LoopbackTransport(
-            service: ServiceRouter().mounting(server, at: "/rest"), authenticator: SingleAccountAuthenticator(account: account)
-        ).send(SyncRequest(method: .get, path: "/rest/booking/list/0"))
+        let response = try await loopback().send(SyncRequest(method: .get, path: "/rest/booking/list/0"))
         let items = try JSONCodec().decode(response.body)["objects"]?.arrayValue ?? []
         var objects: [String: AppSyncObject] = [:]
         for item in items {
@@ -59,15 +79,6 @@ struct AppSyncHarness {
             if !object.isDeleted { objects[object.guid] = object }
         }
         return objects
-    }
-
-    /// Runs `body` with a transport to the server over real HTTP.
-    func withHTTP<R: Sendable>(_ body: (any SyncClientTransport) async throws -> R) async throws -> R {
-        try await HTTPSyncServer.withRunningServer(
-            service: ServiceRouter().mounting(server, at: "/rest"), authenticator: SingleAccountAuthenticator(account: account)
-        ) { baseURL in
-            try await body(HTTPClientTransport(baseURL: baseURL))
-        }
     }
 
     /// Saves an object on the server side, as a back-office edit.

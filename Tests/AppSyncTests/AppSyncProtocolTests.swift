@@ -1,14 +1,15 @@
 import AppSync
 import SyncCore
 import SyncJSON
+import SyncTesting
 import Testing
 
 @Suite("appSync: interleaved uploads, protocol errors")
 struct AppSyncProtocolTests {
-    @Test("an upload by another client between a download and an upload is neither skipped nor echoed")
-    func interleavedUpload() async throws {
+    @Test("an upload by another client between a download and an upload is neither skipped nor echoed", arguments: TransportRoute.allCases)
+    func interleavedUpload(route: TransportRoute) async throws {
         let harness = AppSyncHarness()
-        try await harness.withHTTP { transport in
+        try await harness.withTransport(route) { transport in
             let b = harness.client(transport, conflictPolicy: ServerWinsPolicy())
             let hook = BeforeUpload { try await b.sync() }
             let a = harness.client(transport.with(hook), conflictPolicy: ServerWinsPolicy())
@@ -28,10 +29,10 @@ struct AppSyncProtocolTests {
         }
     }
 
-    @Test("malformed bodies, wrong field types and unknown types get 400 or 404 with a JSON body and change nothing")
-    func protocolErrors() async throws {
+    @Test("malformed bodies, wrong field types and unknown types get 400 or 404 with a JSON body and change nothing", arguments: TransportRoute.allCases)
+    func protocolErrors(route: TransportRoute) async throws {
         let harness = AppSyncHarness()
-        try await harness.withHTTP { transport in
+        try await harness.withTransport(route) { transport in
             func post(_ path: String, _ body: [UInt8]) async throws -> SyncResponse {
                 try await transport.send(SyncRequest(method: .post, path: path, contentType: "application/json", body: body))
             }
@@ -64,18 +65,17 @@ struct AppSyncProtocolTests {
         #expect(seed.fields == ["pk": "2014-05-10"])
     }
 
-    @Test("the server refuses an upload whose primary key another live object holds, and says why")
-    func serverRefusesPrimaryKeyClash() async throws {
+    @Test("the server refuses an upload whose primary key another live object holds, and says why", arguments: TransportRoute.allCases)
+    func serverRefusesPrimaryKeyClash(route: TransportRoute) async throws {
         let harness = AppSyncHarness()
         try await harness.serverSave(guid: "S", fields: ["pk": "K"])
-        let transport = LoopbackTransport(
-            service: ServiceRouter().mounting(harness.server, at: "/rest"),
-            authenticator: SingleAccountAuthenticator(account: harness.account))
         let body: SyncValue = [
             "objects": [["guid": "C", "pk": "K", "timestamp_created": "2014-03-20T12:15:00Z", "timestamp_lastupdate": "2014-03-20T12:15:00Z"]]
         ]
-        let response = try await transport.send(
-            SyncRequest(method: .post, path: "/rest/booking/update", contentType: "application/json", body: try JSONCodec().encode(body)))
+        let response = try await harness.withTransport(route) { transport in
+            try await transport.send(
+                SyncRequest(method: .post, path: "/rest/booking/update", contentType: "application/json", body: try JSONCodec().encode(body)))
+        }
         let result = try JSONCodec().decode(response.body)["result"]
         #expect(result?["statuscode"] == "NOK")
         #expect(result?["rejected"]?.arrayValue?.first?["guid"] == "C")

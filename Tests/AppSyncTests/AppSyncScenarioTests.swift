@@ -1,15 +1,16 @@
 import AppSync
 import SyncCore
 import SyncJSON
+import SyncTesting
 import Testing
 
-/// The seed's nine unit-test scenarios, end to end over HTTP.
-@Suite("appSync: the seed's nine scenarios over HTTP")
+/// The seed's nine unit-test scenarios, end to end, in process and over HTTP.
+@Suite("appSync: the seed's nine scenarios, in process and over HTTP")
 struct AppSyncScenarioTests {
-    @Test("1. server to client: new objects and updates; the client's counter does not move")
-    func serverToClient() async throws {
+    @Test("1. server to client: new objects and updates; the client's counter does not move", arguments: TransportRoute.allCases)
+    func serverToClient(route: TransportRoute) async throws {
         let harness = AppSyncHarness()
-        try await harness.withHTTP { transport in
+        try await harness.withTransport(route) { transport in
             let client = harness.client(transport, conflictPolicy: ServerWinsPolicy())
             try await harness.serverSave(guid: "S1", fields: ["pk": "2014-05-10", "name": "apples", "value": 9])
             try await harness.serverSave(guid: "S2", fields: ["pk": "2014-06-12", "name": "oranges", "value": 3])
@@ -24,10 +25,10 @@ struct AppSyncScenarioTests {
         }
     }
 
-    @Test("2. client to server: new objects and updates; the server's counter moves for each")
-    func clientToServer() async throws {
+    @Test("2. client to server: new objects and updates; the server's counter moves for each", arguments: TransportRoute.allCases)
+    func clientToServer(route: TransportRoute) async throws {
         let harness = AppSyncHarness()
-        try await harness.withHTTP { transport in
+        try await harness.withTransport(route) { transport in
             let client = harness.client(transport, conflictPolicy: ServerWinsPolicy())
             let first = try await client.save("booking", fields: ["pk": "2014-05-10", "name": "apples", "value": 9])
             try await client.save("booking", fields: ["pk": "2014-07-18", "name": "cherries", "value": 6])
@@ -44,10 +45,10 @@ struct AppSyncScenarioTests {
         }
     }
 
-    @Test("3. client A to the server to client B")
-    func clientToClient() async throws {
+    @Test("3. client A to the server to client B", arguments: TransportRoute.allCases)
+    func clientToClient(route: TransportRoute) async throws {
         let harness = AppSyncHarness()
-        try await harness.withHTTP { transport in
+        try await harness.withTransport(route) { transport in
             let a = harness.client(transport, conflictPolicy: ServerWinsPolicy())
             let b = harness.client(transport, conflictPolicy: ServerWinsPolicy())
             let guid = try await a.save("booking", fields: ["pk": "2014-05-10", "name": "apples", "value": 9])
@@ -58,10 +59,10 @@ struct AppSyncScenarioTests {
         }
     }
 
-    @Test("4. no unneeded syncing: a client never downloads its own upload, and a second sync moves nothing")
-    func noUnneededSyncing() async throws {
+    @Test("4. no unneeded syncing: a client never downloads its own upload, and a second sync moves nothing", arguments: TransportRoute.allCases)
+    func noUnneededSyncing(route: TransportRoute) async throws {
         let harness = AppSyncHarness()
-        try await harness.withHTTP { transport in
+        try await harness.withTransport(route) { transport in
             let log = RequestLog()
             let client = harness.client(transport.with(log), conflictPolicy: ServerWinsPolicy())
             try await client.save("booking", fields: ["pk": "2014-05-10", "name": "apples", "value": 9])
@@ -76,10 +77,10 @@ struct AppSyncScenarioTests {
         }
     }
 
-    @Test("5. soft deletes travel as isdeleted = 1")
-    func softDelete() async throws {
+    @Test("5. soft deletes travel as isdeleted = 1", arguments: TransportRoute.allCases)
+    func softDelete(route: TransportRoute) async throws {
         let harness = AppSyncHarness()
-        try await harness.withHTTP { transport in
+        try await harness.withTransport(route) { transport in
             let a = harness.client(transport, conflictPolicy: ServerWinsPolicy())
             let b = harness.client(transport, conflictPolicy: ServerWinsPolicy())
             let guid = try await a.save("booking", fields: ["pk": "2014-05-10", "name": "apples"])
@@ -107,10 +108,10 @@ struct AppSyncScenarioTests {
         }
     }
 
-    @Test("6. an object changed on the server and on a client is settled by the conflict policy", arguments: Priority.allCases)
-    func conflict(priority: Priority) async throws {
+    @Test("6. an object changed on the server and on a client is settled by the conflict policy", arguments: Priority.allCases, TransportRoute.allCases)
+    func conflict(priority: Priority, route: TransportRoute) async throws {
         let harness = AppSyncHarness()
-        try await harness.withHTTP { transport in
+        try await harness.withTransport(route) { transport in
             let client = harness.client(transport, conflictPolicy: priority.policy)
             let guid = try await client.save("booking", fields: ["pk": "2014-05-10", "name": "apples", "value": 1])
             try await client.sync()
@@ -126,10 +127,10 @@ struct AppSyncScenarioTests {
         }
     }
 
-    @Test("7. the same primary key made on the server and on a client ends as one object", arguments: Priority.allCases)
-    func primaryKeyConflictWithServer(priority: Priority) async throws {
+    @Test("7. the same primary key made on the server and on a client ends as one object", arguments: Priority.allCases, TransportRoute.allCases)
+    func primaryKeyConflictWithServer(priority: Priority, route: TransportRoute) async throws {
         let harness = AppSyncHarness()
-        try await harness.withHTTP { transport in
+        try await harness.withTransport(route) { transport in
             let client = harness.client(transport, conflictPolicy: priority.policy)
             try await harness.serverSave(guid: "SERVER", fields: ["pk": "2014-05-10", "name": "server booking"])
             harness.clock.advance()
@@ -147,10 +148,10 @@ struct AppSyncScenarioTests {
         }
     }
 
-    @Test("8. the same primary key made on two clients is identical everywhere after two full cycles", arguments: Priority.allCases)
-    func primaryKeyConflictBetweenClients(priority: Priority) async throws {
+    @Test("8. the same primary key made on two clients is identical everywhere after two full cycles", arguments: Priority.allCases, TransportRoute.allCases)
+    func primaryKeyConflictBetweenClients(priority: Priority, route: TransportRoute) async throws {
         let harness = AppSyncHarness()
-        try await harness.withHTTP { transport in
+        try await harness.withTransport(route) { transport in
             let a = harness.client(transport, conflictPolicy: priority.policy)
             let b = harness.client(transport, conflictPolicy: priority.policy)
             try await a.save("booking", fields: ["pk": "2014-05-10", "name": "from A"])
@@ -169,10 +170,10 @@ struct AppSyncScenarioTests {
         }
     }
 
-    @Test("9. a full sync with local objects not yet synced sends and receives everything")
-    func fullSync() async throws {
+    @Test("9. a full sync with local objects not yet synced sends and receives everything", arguments: TransportRoute.allCases)
+    func fullSync(route: TransportRoute) async throws {
         let harness = AppSyncHarness()
-        try await harness.withHTTP { transport in
+        try await harness.withTransport(route) { transport in
             let client = harness.client(transport, conflictPolicy: ServerWinsPolicy())
             try await harness.serverSave(guid: "S1", fields: ["pk": "2014-05-10", "name": "server"])
             try await client.save("booking", fields: ["pk": "2014-05-11", "name": "synced"])
