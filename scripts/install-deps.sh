@@ -15,6 +15,8 @@ done
 # python3 runs the doc-comment check; the interop tests need its msgpack module too.
 command -v python3 >/dev/null || packages+=(python3)
 if [ "$want_python" -eq 1 ] && ! command -v python3 >/dev/null; then packages+=(python3-msgpack); fi
+# scripts/check-openapi.sh makes a virtual environment: a Debian or Ubuntu python3 needs python3-venv for it.
+if [ "$want_python" -eq 1 ] && ! python3 -c "import ensurepip, venv" 2>/dev/null; then packages+=(python3-venv); fi
 
 missing=()
 for package in "${packages[@]}"; do

@@ -29,3 +29,5 @@ if [ -n "${CI:-}" ]; then
 else
     swift test --skip-build "$@"
 fi
+# The HTTP API description matches a live server (schemathesis, docs/openapi.yaml).
+scripts/check-openapi.sh
