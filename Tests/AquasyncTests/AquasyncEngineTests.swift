@@ -13,11 +13,8 @@ struct AquasyncEngineTests {
 
     /// A device whose requests pass `front` on their way into the harness's server; it waits between retries on `clock`.
     func device(behind front: ScriptedFront) -> AquasyncClient {
-        let transport = LoopbackTransport(
-            service: ServiceRouter().mounting(harness.server.with(front), at: "/deltas"),
-            authenticator: SingleAccountAuthenticator(account: harness.account))
-        return AquasyncClient(
-            store: MemoryStore(), transport: transport, codec: TestCodec.json.codec,
+        AquasyncClient(
+            store: MemoryStore(), transport: harness.loopback(front: front), codec: TestCodec.json.codec,
             configuration: .init(retry: retry, clock: clock.wall, sleeper: clock))
     }
 

@@ -16,7 +16,7 @@ struct AquasyncFaultTests {
                 seed: 42, probability: 0.25,
                 faults: [.drop, .duplicate, .cutAfterProcessing, .serverError(status: 503), .delay(.milliseconds(1))]),
             appliesTo: { _ in faultsOn.withLock { $0 } })
-        let transport = harness.transport.with(faults)
+        let transport = harness.loopback().with(faults)
         let clock = TestClock(wallTime: .milliseconds(1_700_000_000_000))
         let devices = (0..<3).map { _ in
             harness.client(.json, clock: clock, through: transport, retry: RetryPolicy(maxAttempts: 3, initialDelay: .zero))

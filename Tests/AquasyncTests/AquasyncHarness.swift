@@ -35,7 +35,7 @@ final class Counter: Sendable {
     var count: Int { value.withLock { $0 } }
 }
 
-/// One server on a memory store, and clients on memory stores that reach it in-process.
+/// One server on a memory store, reached in process or over HTTP, and clients on memory stores.
 struct AquasyncHarness {
     let serverStore = MemoryStore()
     let account: AccountID = "ada"
@@ -48,26 +48,46 @@ struct AquasyncHarness {
             store: serverStore, codecs: TestCodec.all, models: models, pageSize: 50, conflictPolicy: conflictPolicy)
     }
 
-    var service: any SyncService { ServiceRouter().mounting(server, at: "/deltas") }
-
-    /// A transport straight into the server, as `account`.
-    var transport: any SyncClientTransport {
-        LoopbackTransport(service: service, authenticator: SingleAccountAuthenticator(account: account))
+    /// The server mounted at `/deltas`, behind `front` when there is one.
+    func service(front: (any SyncServiceMiddleware)? = nil) -> ServiceRouter {
+        ServiceRouter().mounting(front.map { server.with($0) } ?? server, at: "/deltas")
     }
 
-    /// A device whose local changes are stamped with `clock`'s wall time, pushing 20 deltas a pack.
+    /// An in-process transport to the server (behind `front` when there is one) as `account`,
+    /// for tests that only run in process.
+    func loopback(front: (any SyncServiceMiddleware)? = nil) -> any SyncClientTransport {
+        LoopbackTransport(service: service(front: front), authenticator: SingleAccountAuthenticator(account: account))
+    }
+
+    /// Knows `TransportRoute.ada` (basic, `ada` / `secret`) and `TransportRoute.bob` (the bearer token
+    /// `token-of-bob`) as `TransportRoute.defaultAuthenticator` does, without its key derivation on
+    /// each test's first request (tens of milliseconds in a debug build, for every test at once).
+    static let authenticator = StaticAuthenticator(passwords: ["ada": "secret"], tokens: ["token-of-bob": "bob"])
+
+    /// Runs `body` with a transport to the server by `route` — in process, or over HTTP on a free
+    /// loopback port — that signs every request as Ada (`TransportRoute.ada`), or, with `credentials`
+    /// nil, sends each request with its own.
+    func withTransport(
+        _ route: TransportRoute, credentials: Credentials? = TransportRoute.ada,
+        _ body: (any SyncClientTransport) async throws -> Void
+    ) async throws {
+        try await route.withTransport(to: service(), authenticator: Self.authenticator, credentials: credentials, body)
+    }
+
+    /// A device whose local changes are stamped with `clock`'s wall time, pushing 20 deltas a pack;
+    /// in process unless given a `transport`.
     func client(
         _ codec: TestCodec, clock: TestClock = TestClock(), through transport: (any SyncClientTransport)? = nil,
         retry: RetryPolicy = .none, conflictPolicy: any ConflictPolicy = AquasyncNewestWins()
     ) -> AquasyncClient {
         AquasyncClient(
-            store: MemoryStore(), transport: transport ?? self.transport, codec: codec.codec,
+            store: MemoryStore(), transport: transport ?? loopback(), codec: codec.codec,
             configuration: .init(retry: retry, clock: clock.wall, conflictPolicy: conflictPolicy, packSize: 20))
     }
 
-    /// Sends a raw request to the server.
+    /// Sends a raw request to the server, in process.
     func send(_ request: SyncRequest) async throws -> SyncResponse {
-        try await transport.send(request)
+        try await loopback().send(request)
     }
 }
 

@@ -1,6 +1,7 @@
 import Aquasync
 import SyncCore
 import SyncJSON
+import SyncTesting
 import TestSupport
 import Testing
 
@@ -27,79 +28,97 @@ struct AquasyncServerTests {
             ("text timestamp", ["gid": "6f1c8a3e-2b4d-4e5f-8a9b-0c1d2e3f4a5c", "deviceToken": .string(token), "localTimestamp": "soon"]),
             ("wrong isDeleted", ["gid": "6f1c8a3e-2b4d-4e5f-8a9b-0c1d2e3f4a5c", "deviceToken": .string(token), "localTimestamp": 1, "isDeleted": "yes"]),
             ("not a dictionary", "just text"),
-        ] as [(String, SyncValue)])
-    func invalidDeltaRefused(_ label: String, delta: SyncValue) async throws {
+        ] as [(String, SyncValue)], TransportRoute.allCases)
+    func invalidDeltaRefused(_ invalid: (label: String, delta: SyncValue), route: TransportRoute) async throws {
+        let (label, delta) = invalid
         let harness = AquasyncHarness()
-        let response = try await harness.send(.pushJSON(Self.pack([Self.valid, delta])))
-        #expect(response.status == 422, "\(label)")
-        let body = try JSONCodec().decode(response.body)
-        #expect(body["id"] == "validation_error")
-        #expect(body["message"]?.stringValue?.isEmpty == false)
-        #expect(try await harness.serverStore.latestPosition(for: harness.account) == .start)
-    }
-
-    @Test("a pack without a lowercase UUID _id is refused")
-    func packIDRequired() async throws {
-        let harness = AquasyncHarness()
-        for id: SyncValue in ["not-a-uuid", 12] {
-            #expect(try await harness.send(.pushJSON(Self.pack([Self.valid], id: id))).status == 422)
+        try await harness.withTransport(route) { transport in
+            let response = try await transport.send(.pushJSON(Self.pack([Self.valid, delta])))
+            #expect(response.status == 422, "\(label)")
+            let body = try JSONCodec().decode(response.body)
+            #expect(body["id"] == "validation_error")
+            #expect(body["message"]?.stringValue?.isEmpty == false)
+            #expect(try await harness.serverStore.latestPosition(for: harness.account) == .start)
         }
-        let withoutID: SyncValue = ["Contact": [Self.valid]]
-        #expect(try await harness.send(.pushJSON(withoutID)).status == 422)
     }
 
-    @Test("declared models refuse unknown models and mistyped fields, and normalise dates sent as text")
-    func declaredModels() async throws {
+    @Test("a pack without a lowercase UUID _id is refused", arguments: TransportRoute.allCases)
+    func packIDRequired(route: TransportRoute) async throws {
+        let harness = AquasyncHarness()
+        try await harness.withTransport(route) { transport throws in
+            for id: SyncValue in ["not-a-uuid", 12] {
+                #expect(try await transport.send(.pushJSON(Self.pack([Self.valid], id: id))).status == 422)
+            }
+            let withoutID: SyncValue = ["Contact": [Self.valid]]
+            #expect(try await transport.send(.pushJSON(withoutID)).status == 422)
+        }
+    }
+
+    @Test("declared models refuse unknown models and mistyped fields, and normalise dates sent as text", arguments: TransportRoute.allCases)
+    func declaredModels(route: TransportRoute) async throws {
         var harness = AquasyncHarness()
         harness.models = [AquasyncModel("Contact", fields: ["name": .string, "born": .date], required: ["name"])]
-        #expect(try await harness.send(.pushJSON(Self.pack([Self.valid], model: "Invoice"))).status == 422)
-        var mistyped = Self.validFields
-        mistyped["name"] = 42
-        #expect(try await harness.send(.pushJSON(Self.pack([.dictionary(mistyped)]))).status == 422)
-        var missing = Self.validFields
-        missing["name"] = nil
-        #expect(try await harness.send(.pushJSON(Self.pack([.dictionary(missing)]))).status == 422)
+        try await harness.withTransport(route) { transport in
+            #expect(try await transport.send(.pushJSON(Self.pack([Self.valid], model: "Invoice"))).status == 422)
+            var mistyped = Self.validFields
+            mistyped["name"] = 42
+            #expect(try await transport.send(.pushJSON(Self.pack([.dictionary(mistyped)]))).status == 422)
+            var missing = Self.validFields
+            missing["name"] = nil
+            #expect(try await transport.send(.pushJSON(Self.pack([.dictionary(missing)]))).status == 422)
 
-        var dated = Self.validFields
-        dated["born"] = "1815-12-10T00:00:00Z"
-        #expect(try await harness.send(.pushJSON(Self.pack([.dictionary(dated)]))).status == 200)
-        let device = harness.client(.xmlPlist)
-        try await device.sync()
-        let born = try #require(try await device.object("Contact", gid: Self.gid)?.fields["born"])
-        #expect(born.kind == .date)
+            var dated = Self.validFields
+            dated["born"] = "1815-12-10T00:00:00Z"
+            #expect(try await transport.send(.pushJSON(Self.pack([.dictionary(dated)]))).status == 200)
+            let device = harness.client(.xmlPlist, through: transport)
+            try await device.sync()
+            let born = try #require(try await device.object("Contact", gid: Self.gid)?.fields["born"])
+            #expect(born.kind == .date)
+        }
     }
 
-    @Test("malformed bodies get 400, unknown routes 404, an unknown content type 415")
-    func protocolErrors() async throws {
+    @Test("malformed bodies get 400, unknown routes 404, an unknown content type 415", arguments: TransportRoute.allCases)
+    func protocolErrors(route: TransportRoute) async throws {
         let harness = AquasyncHarness()
-        let garbage = SyncRequest(method: .post, path: "/deltas", contentType: "application/json", body: Array("{\"_id\":".utf8))
-        #expect(try await harness.send(garbage).status == 400)
-        #expect(try await harness.send(SyncRequest(method: .get, path: "/deltas/from:-1")).status == 400)
-        #expect(try await harness.send(SyncRequest(method: .get, path: "/deltas/from:0?deviceToken=ABC")).status == 400)
-        #expect(try await harness.send(SyncRequest(method: .get, path: "/deltas/everything")).status == 404)
-        #expect(try await harness.send(SyncRequest(method: .get, path: "/deltas")).status == 405)
-        let unknownType = SyncRequest(method: .post, path: "/deltas", contentType: "text/csv", body: Array("a,b".utf8))
-        #expect(try await harness.send(unknownType).status == 415)
-        #expect(try await harness.serverStore.latestPosition(for: harness.account) == .start)
+        try await harness.withTransport(route) { transport throws in
+            let garbage = SyncRequest(method: .post, path: "/deltas", contentType: "application/json", body: Array("{\"_id\":".utf8))
+            #expect(try await transport.send(garbage).status == 400)
+            #expect(try await transport.send(SyncRequest(method: .get, path: "/deltas/from:-1")).status == 400)
+            #expect(try await transport.send(SyncRequest(method: .get, path: "/deltas/from:0?deviceToken=ABC")).status == 400)
+            #expect(try await transport.send(SyncRequest(method: .get, path: "/deltas/everything")).status == 404)
+            #expect(try await transport.send(SyncRequest(method: .get, path: "/deltas")).status == 405)
+            let unknownType = SyncRequest(method: .post, path: "/deltas", contentType: "text/csv", body: Array("a,b".utf8))
+            #expect(try await transport.send(unknownType).status == 415)
+            #expect(try await harness.serverStore.latestPosition(for: harness.account) == .start)
+        }
     }
 
-    @Test("one account never sees another's records")
-    func accountsAreSeparate() async throws {
+    @Test("one account never sees another's records", arguments: TransportRoute.allCases)
+    func accountsAreSeparate(route: TransportRoute) async throws {
         let harness = AquasyncHarness()
-        let service = harness.service
-        let authenticator = StaticAuthenticator(passwords: ["ada": "a", "bob": "b"])
-        let ada = LoopbackTransport(service: service, authenticator: authenticator)
-            .with(CredentialsMiddleware(.basic(username: "ada", password: "a")))
-        let bob = LoopbackTransport(service: service, authenticator: authenticator)
-            .with(CredentialsMiddleware(.basic(username: "bob", password: "b")))
-        let adaDevice = harness.client(.json, through: ada)
-        let bobDevice = harness.client(.json, through: bob)
-        try await adaDevice.save("Contact", fields: ["name": "private to Ada"])
-        try await adaDevice.sync()
-        #expect(try await bobDevice.sync().pulled == 0)
-        #expect(try await bobDevice.objects("Contact").isEmpty)
-        let secondAdaDevice = harness.client(.json, through: ada)
-        #expect(try await secondAdaDevice.sync().pulled == 1)
+        try await harness.withTransport(route, credentials: nil) { transport in
+            let ada = transport.with(CredentialsMiddleware(TransportRoute.ada))
+            let bob = transport.with(CredentialsMiddleware(TransportRoute.bob))
+            let adaDevice = harness.client(.json, through: ada)
+            let bobDevice = harness.client(.json, through: bob)
+            try await adaDevice.save("Contact", fields: ["name": "private to Ada"])
+            try await adaDevice.sync()
+            #expect(try await bobDevice.sync().pulled == 0)
+            #expect(try await bobDevice.objects("Contact").isEmpty)
+            let secondAdaDevice = harness.client(.json, through: ada)
+            #expect(try await secondAdaDevice.sync().pulled == 1)
+        }
+    }
+
+    @Test("without credentials the server answers 401 and the device reports it", arguments: TransportRoute.allCases)
+    func unauthorized(route: TransportRoute) async throws {
+        let harness = AquasyncHarness()
+        try await harness.withTransport(route, credentials: nil) { transport in
+            let device = harness.client(.json, through: transport)
+            try await device.save("Contact", fields: ["name": "Ada"])
+            let error = await #expect(throws: AquasyncClientError.self) { try await device.sync() }
+            #expect(error?.status == 401)
+        }
     }
 
     @Test("many writers push at once while readers pull in a loop: every reader ends with every change")
