@@ -23,8 +23,7 @@ struct OTAEngineTests {
     /// A phone whose messages pass `front` on their way to the harness's server, retrying as `retry` says on `clock`.
     func phone(behind front: ScriptedFront, retry: RetryPolicy? = nil) -> Device {
         let records = OTADeviceRecords(store: MemoryStore(), account: harness.account)
-        let transport = LoopbackTransport(
-            service: harness.server.with(front), authenticator: SingleAccountAuthenticator(account: harness.account))
+        let transport = OTAHarness.loopback(to: harness.server.with(front))
         return Device(
             records: records,
             client: OTAClient(
@@ -103,8 +102,7 @@ struct OTAEngineTests {
         let front = ScriptedFront(clock: clock)
         let records = OTADeviceRecords(store: MemoryStore(), account: harness.account)
         let faults = FaultInjectingMiddleware(plan: .scripted([.cutAfterProcessing]))
-        let transport = LoopbackTransport(
-            service: harness.server.with(front), authenticator: SingleAccountAuthenticator(account: harness.account))
+        let transport = OTAHarness.loopback(to: harness.server.with(front))
         let client = OTAClient(
             records: records, deviceID: "phone", transport: transport.with(faults), codec: XMLPlistCodec(),
             dataclasses: Dataclass.all, configuration: .init(retry: .none, sleeper: clock))

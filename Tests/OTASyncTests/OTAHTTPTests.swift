@@ -1,87 +1,18 @@
 import Foundation
 import OTASync
 import SyncCore
-import SyncHTTP
 import SyncTesting
 import TestSupport
 import Testing
 
 @Suite("OTA over real HTTP on a loopback port")
 struct OTAHTTPTests {
-    /// Runs `body` with the harness's server on a free loopback port and a transport to it as `ada`.
-    static func withServer<R: Sendable>(
-        _ harness: OTAHarness, _ body: (any SyncClientTransport) async throws -> R
-    ) async throws -> R {
-        try await HTTPSyncServer.withRunningServer(
-            service: ServiceRouter().mounting(harness.server, at: "/ota"),
-            authenticator: StaticAuthenticator(passwords: ["ada": "secret"])
-        ) { baseURL in
-            try await body(
-                HTTPClientTransport(baseURL: baseURL).with(CredentialsMiddleware(.basic(username: "ada", password: "secret"))))
-        }
-    }
-
-    @Test("a fast sync of changes in three dataclasses is one round trip, both ways", arguments: TestCodec.allCases)
-    func fastSyncIsOneRoundTrip(codec: TestCodec) async throws {
-        let harness = OTAHarness()
-        try await Self.withServer(harness) { transport in
-            let phoneTraffic = CountingMiddleware()
-            let laptopTraffic = CountingMiddleware()
-            let phone = harness.device("phone", codec: codec, through: transport.with(phoneTraffic))
-            let laptop = harness.device("laptop", codec: codec, through: transport.with(laptopTraffic))
-            try await phone.add(["first name": "Ada"])
-            try await phone.sync()
-            try await laptop.sync()
-
-            for (index, dataclass) in Dataclass.all.enumerated() {
-                try await phone.add(["title": .string("change \(index)")], in: dataclass)
-            }
-            phoneTraffic.reset()
-            let pushed = try await phone.sync()
-            #expect(phoneTraffic.total.requests == 1)
-            #expect(pushed.roundTrips == 1)
-            #expect(pushed.sentItems == 3)
-            #expect(Set(pushed.modes.values) == [.fast])
-
-            laptopTraffic.reset()
-            let pulled = try await laptop.sync()
-            #expect(laptopTraffic.total.requests == 1)
-            #expect(pulled.receivedItems == 3)
-            for dataclass in Dataclass.all {
-                #expect(try await laptop.contents(dataclass) == phone.contents(dataclass))
-            }
-        }
-    }
-
-    @Test("plists travel as the patent's media types over HTTP, the other codecs as their own", arguments: TestCodec.allCases)
-    func mediaTypes(codec: TestCodec) async throws {
-        let harness = OTAHarness()
-        try await Self.withServer(harness) { transport in
-            let trace = TraceRecorder()
-            let phone = harness.device("phone", codec: codec, through: transport.with(trace))
-            try await phone.add(["first name": "Ada"])
-            try await phone.sync()
-            let expected = switch codec {
-            case .xmlPlist: "text/xml"
-            case .binaryPlist: "application/octet-stream"
-            case .json: "application/json"
-            case .msgpack: "application/x-msgpack"
-            }
-            #expect(!trace.exchanges.isEmpty)
-            for exchange in trace.exchanges {
-                #expect(exchange.request.contentType == expected)
-                #expect(exchange.response.contentType?.hasPrefix(expected) == true)
-                #expect(exchange.response.session != nil)
-            }
-            #expect(try await harness.serverRecords(Dataclass.contacts).count == 1)
-        }
-    }
-
+    /// Over HTTP only: the longest test of the suite, it is not run in process as well.
     @Test("a slow sync of 10,000 records under a 256 KB message limit converges; the next fast sync sends only the changes")
     func slowSyncOfTenThousandRecords() async throws {
         let limit = 256 * 1024
         let harness = OTAHarness(maxMessageBytes: limit)
-        try await Self.withServer(harness) { transport in
+        try await harness.withTransport(.http) { transport in
             let sizes = SizeRecorder()
             let phoneStore = MemoryStore()
             let phone = harness.device(

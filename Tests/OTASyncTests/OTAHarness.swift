@@ -24,7 +24,7 @@ enum Dataclass {
     static let contact = "com.apple.contacts.Contact"
 }
 
-/// A server store and server for account `ada`, and devices syncing with it.
+/// A server store and server for account `ada`, and devices syncing with it in process or over HTTP.
 struct OTAHarness: Sendable {
     let serverStore = MemoryStore()
     let server: OTAServer
@@ -36,9 +36,24 @@ struct OTAHarness: Sendable {
             maxMessageBytes: maxMessageBytes)
     }
 
-    /// An in-process transport to the server as `ada`.
-    var loopback: any SyncClientTransport {
-        LoopbackTransport(service: server, authenticator: SingleAccountAuthenticator(account: account))
+    /// An in-process transport to the server as `ada`, for tests that only run in process.
+    var loopback: any SyncClientTransport { Self.loopback(to: server) }
+
+    /// An in-process transport to `service` — a server of the test's own, or one behind a middleware — as `ada`.
+    static func loopback(to service: any SyncService) -> any SyncClientTransport {
+        LoopbackTransport(service: service, authenticator: SingleAccountAuthenticator(account: "ada"))
+    }
+
+    /// Knows `TransportRoute.ada` (basic, `ada` / `secret`) as `TransportRoute.defaultAuthenticator`
+    /// does, without its key derivation on each test's first request.
+    static let authenticator = StaticAuthenticator(passwords: ["ada": "secret"])
+
+    /// Runs `body` with a transport to the server, mounted at `/ota`, as Ada (`TransportRoute.ada`)
+    /// by `route`: in process, or over HTTP on a free loopback port.
+    func withTransport(_ route: TransportRoute, _ body: (any SyncClientTransport) async throws -> Void) async throws {
+        try await route.withTransport(
+            to: ServiceRouter().mounting(server, at: "/ota"), authenticator: Self.authenticator,
+            credentials: TransportRoute.ada, body)
     }
 
     /// A device with its own memory store.

@@ -215,7 +215,7 @@ struct OTAMalformedMessageTests {
         let store = MemoryStore()
         let server = OTAServer(
             store: store, codecs: TestCodec.otaServerCodecs, dataclasses: Set(Dataclass.all), disabledDataclasses: [Dataclass.calendars])
-        let probe = OTAProbe(codec: codec, store: store, transport: LoopbackTransport(service: server, authenticator: SingleAccountAuthenticator(account: "ada")))
+        let probe = OTAProbe(codec: codec, store: store, transport: OTAHarness.loopback(to: server))
         let before = try await probe.snapshot()
         let answer = try await probe.process([
             Wire.start(Dataclass.calendars, 1),
@@ -396,7 +396,7 @@ struct OTAMalformedMessageTests {
         let store = MemoryStore()
         let server = OTAServer(
             store: store, codecs: TestCodec.otaServerCodecs, dataclasses: Set(Dataclass.all), disabledDataclasses: [Dataclass.calendars])
-        let probe = OTAProbe(codec: codec, store: store, transport: LoopbackTransport(service: server, authenticator: SingleAccountAuthenticator(account: "ada")))
+        let probe = OTAProbe(codec: codec, store: store, transport: OTAHarness.loopback(to: server))
         let before = try await probe.snapshot()
         // PROTOCOLS.md: the stateful commands each carry uri = the dataclass; an unsupported
         // dataclass is E_NotSupported for uri, a disabled one E_NotAllowed.

@@ -6,135 +6,145 @@ import SyncXMLPlist
 import TestSupport
 import Testing
 
-/// The patent's scenarios, in process.
+/// The patent's scenarios, in process and over HTTP; those that cut sessions with faults, in process.
 @Suite("OTA scenarios")
 struct OTAScenarioTests {
-    @Test("three dataclasses in parallel; the server resets one and splits its changes across messages")
-    func parallelDataclassesWithServerReset() async throws {
+    @Test("three dataclasses in parallel; the server resets one and splits its changes across messages", arguments: TransportRoute.allCases)
+    func parallelDataclassesWithServerReset(route: TransportRoute) async throws {
         let harness = OTAHarness(maxMessageBytes: 8 * 1024)
-        let trace = TraceRecorder()
-        let phone = harness.device("phone", through: harness.loopback.with(trace), maxMessageBytes: 8 * 1024)
-        let laptop = harness.device("laptop", maxMessageBytes: 8 * 1024)
-        for index in 0..<16 {
-            try await laptop.add(["title": .string("event \(index)"), "notes": .string(String(repeating: "x", count: 200))], in: Dataclass.calendars)
+        try await harness.withTransport(route) { transport in
+            let trace = TraceRecorder()
+            let phone = harness.device("phone", through: transport.with(trace), maxMessageBytes: 8 * 1024)
+            let laptop = harness.device("laptop", through: transport, maxMessageBytes: 8 * 1024)
+            for index in 0..<16 {
+                try await laptop.add(["title": .string("event \(index)"), "notes": .string(String(repeating: "x", count: 200))], in: Dataclass.calendars)
+            }
+            try await laptop.add(["first name": "Ada"])
+            try await laptop.add(["url": "https://example.com"], in: Dataclass.bookmarks)
+            try await laptop.sync()
+            try await phone.sync()
+            // The phone holds an event the server never saw; a reset drops it.
+            try await phone.records.save(dataclass: Dataclass.calendars, luid: "stray", entity: "event", fields: ["title": "stray"])
+            try await phone.add(["first name": "Grace"])
+            try await harness.server.requestReset(Dataclass.calendars, account: harness.account, device: "phone")
+
+            trace.reset()
+            let report = try await phone.sync()
+            #expect(report.modes[Dataclass.calendars] == .reset)
+            #expect(report.modes[Dataclass.contacts] == .fast)
+            #expect(report.modes[Dataclass.bookmarks] == .fast)
+
+            // The patent's three round trips.
+            let answers = try trace.exchanges.map { try OTAMessage(XMLPlistCodec().decode($0.response.body)) }
+            #expect(answers.count == 3)
+            guard answers.count == 3 else { return }
+            func statuses(_ message: OTAMessage, _ name: String) -> [String: OTAStatus] {
+                Dictionary(uniqueKeysWithValues: message.responses.filter { $0.name == name }.compactMap { response in
+                    response.uri.flatMap { uri in response.status.map { (uri, $0) } }
+                })
+            }
+            // 1: calendars must reset, so its changes are not processed; the others wait for it.
+            #expect(statuses(answers[0], "sync-start") == [
+                Dataclass.contacts: .ok, Dataclass.calendars: .negotiationFailed, Dataclass.bookmarks: .ok,
+            ])
+            #expect(statuses(answers[0], "sync-changes") == [
+                Dataclass.contacts: .notCompleted, Dataclass.calendars: .commandNotProcessed, Dataclass.bookmarks: .notCompleted,
+            ])
+            #expect(answers[0].responses.first { $0.uri == Dataclass.calendars && $0.name == "sync-start" }?.params["anchors"]?["mode"] == "reset")
+            #expect(answers[0].commands.isEmpty && !answers[0].header.isFinal)
+            // 2: all three mingled together; contacts and bookmarks commit, calendars' changes are split.
+            let pushed = answers[1].commands.filter { $0.name == "sync-changes" }
+            #expect(Set(pushed.compactMap(\.uri)) == Set(Dataclass.all))
+            #expect(pushed.first { $0.uri == Dataclass.calendars }?.more == true)
+            #expect(Set(answers[1].commands.filter { $0.name == "sync-commit" }.compactMap(\.uri)) == [Dataclass.contacts, Dataclass.bookmarks])
+            #expect(!answers[1].header.isFinal)
+            // 3: the rest of calendars, its commit, and the end.
+            #expect(answers[2].commands.map(\.name) == ["sync-changes", "sync-commit"])
+            #expect(answers[2].header.isFinal)
+
+            #expect(try await phone.contents(Dataclass.calendars) == laptop.contents(Dataclass.calendars))
+            #expect(try await phone.contents(Dataclass.calendars).count == 16)
+            #expect(try await harness.serverRecords(Dataclass.contacts).count == 2)
+            #expect(try await phone.sync().modes[Dataclass.calendars] == .fast)
         }
-        try await laptop.add(["first name": "Ada"])
-        try await laptop.add(["url": "https://example.com"], in: Dataclass.bookmarks)
-        try await laptop.sync()
-        try await phone.sync()
-        // The phone holds an event the server never saw; a reset drops it.
-        try await phone.records.save(dataclass: Dataclass.calendars, luid: "stray", entity: "event", fields: ["title": "stray"])
-        try await phone.add(["first name": "Grace"])
-        try await harness.server.requestReset(Dataclass.calendars, account: harness.account, device: "phone")
+    }
 
-        trace.reset()
-        let report = try await phone.sync()
-        #expect(report.modes[Dataclass.calendars] == .reset)
-        #expect(report.modes[Dataclass.contacts] == .fast)
-        #expect(report.modes[Dataclass.bookmarks] == .fast)
-
-        // The patent's three round trips.
-        let answers = try trace.exchanges.map { try OTAMessage(XMLPlistCodec().decode($0.response.body)) }
-        #expect(answers.count == 3)
-        guard answers.count == 3 else { return }
-        func statuses(_ message: OTAMessage, _ name: String) -> [String: OTAStatus] {
-            Dictionary(uniqueKeysWithValues: message.responses.filter { $0.name == name }.compactMap { response in
-                response.uri.flatMap { uri in response.status.map { (uri, $0) } }
-            })
+    @Test("the first sync asks for the device's info; put deviceinfo updates it", arguments: TransportRoute.allCases)
+    func deviceInfo(route: TransportRoute) async throws {
+        let harness = OTAHarness()
+        try await harness.withTransport(route) { transport in
+            let phone = harness.device("phone", through: transport)
+            try await phone.sync()
+            let info = try await harness.server.deviceInfo(account: harness.account, device: "phone")
+            #expect(info?["model"] == "Anchorage")
         }
-        // 1: calendars must reset, so its changes are not processed; the others wait for it.
-        #expect(statuses(answers[0], "sync-start") == [
-            Dataclass.contacts: .ok, Dataclass.calendars: .negotiationFailed, Dataclass.bookmarks: .ok,
-        ])
-        #expect(statuses(answers[0], "sync-changes") == [
-            Dataclass.contacts: .notCompleted, Dataclass.calendars: .commandNotProcessed, Dataclass.bookmarks: .notCompleted,
-        ])
-        #expect(answers[0].responses.first { $0.uri == Dataclass.calendars && $0.name == "sync-start" }?.params["anchors"]?["mode"] == "reset")
-        #expect(answers[0].commands.isEmpty && !answers[0].header.isFinal)
-        // 2: all three mingled together; contacts and bookmarks commit, calendars' changes are split.
-        let pushed = answers[1].commands.filter { $0.name == "sync-changes" }
-        #expect(Set(pushed.compactMap(\.uri)) == Set(Dataclass.all))
-        #expect(pushed.first { $0.uri == Dataclass.calendars }?.more == true)
-        #expect(Set(answers[1].commands.filter { $0.name == "sync-commit" }.compactMap(\.uri)) == [Dataclass.contacts, Dataclass.bookmarks])
-        #expect(!answers[1].header.isFinal)
-        // 3: the rest of calendars, its commit, and the end.
-        #expect(answers[2].commands.map(\.name) == ["sync-changes", "sync-commit"])
-        #expect(answers[2].header.isFinal)
-
-        #expect(try await phone.contents(Dataclass.calendars) == laptop.contents(Dataclass.calendars))
-        #expect(try await phone.contents(Dataclass.calendars).count == 16)
-        #expect(try await harness.serverRecords(Dataclass.contacts).count == 2)
-        #expect(try await phone.sync().modes[Dataclass.calendars] == .fast)
     }
 
-    @Test("the first sync asks for the device's info; put deviceinfo updates it")
-    func deviceInfo() async throws {
+    @Test("a deferred idmap arrives with the next session; the device's edit of that record is not a duplicate", arguments: TransportRoute.allCases)
+    func deferredIDMap(route: TransportRoute) async throws {
         let harness = OTAHarness()
-        let phone = harness.device("phone")
-        try await phone.sync()
-        let info = try await harness.server.deviceInfo(account: harness.account, device: "phone")
-        #expect(info?["model"] == "Anchorage")
+        try await harness.withTransport(route) { transport in
+            let laptop = harness.device("laptop", through: transport)
+            let phone = harness.device("phone", through: transport, defersIDMap: true)
+            try await laptop.add(["first name": "Ada"])
+            try await laptop.sync()
+            try await phone.sync()
+            let luid = try #require(try await phone.records.records(dataclass: Dataclass.contacts).keys.first)
+            try await phone.records.save(dataclass: Dataclass.contacts, luid: luid, entity: Dataclass.contact, fields: ["first name": "Ada B."])
+            try await phone.sync()
+            #expect(try await harness.serverRecords(Dataclass.contacts).map(\.fields) == [["first name": "Ada B."]])
+            try await laptop.sync()
+            #expect(try await laptop.contents() == phone.contents())
+        }
     }
 
-    @Test("a deferred idmap arrives with the next session; the device's edit of that record is not a duplicate")
-    func deferredIDMap() async throws {
+    @Test("an idmap answered at once (not deferred) reaches the server in the same session", arguments: TransportRoute.allCases)
+    func immediateIDMap(route: TransportRoute) async throws {
         let harness = OTAHarness()
-        let laptop = harness.device("laptop")
-        let phone = harness.device("phone", defersIDMap: true)
-        try await laptop.add(["first name": "Ada"])
-        try await laptop.sync()
-        try await phone.sync()
-        let luid = try #require(try await phone.records.records(dataclass: Dataclass.contacts).keys.first)
-        try await phone.records.save(dataclass: Dataclass.contacts, luid: luid, entity: Dataclass.contact, fields: ["first name": "Ada B."])
-        try await phone.sync()
-        #expect(try await harness.serverRecords(Dataclass.contacts).map(\.fields) == [["first name": "Ada B."]])
-        try await laptop.sync()
-        #expect(try await laptop.contents() == phone.contents())
+        try await harness.withTransport(route) { transport in
+            let laptop = harness.device("laptop", through: transport)
+            let traffic = CountingMiddleware()
+            let phone = harness.device("phone", through: transport.with(traffic), defersIDMap: false)
+            try await laptop.add(["first name": "Ada"])
+            try await laptop.sync()
+            try await phone.sync()
+            try await laptop.add(["first name": "Alan"])
+            try await laptop.sync()
+            traffic.reset()
+            try await phone.sync()
+            #expect(traffic.total.requests == 2)  // the changes, then the idmap answering the final message
+            let luid = try #require(try await phone.records.records(dataclass: Dataclass.contacts).first { $0.value.fields["first name"] == "Alan" }?.key)
+            try await phone.records.save(dataclass: Dataclass.contacts, luid: luid, entity: Dataclass.contact, fields: ["first name": "Alan T."])
+            try await phone.sync()
+            #expect(try await harness.serverRecords(Dataclass.contacts).count == 2)
+        }
     }
 
-    @Test("an idmap answered at once (not deferred) reaches the server in the same session")
-    func immediateIDMap() async throws {
-        let harness = OTAHarness()
-        let laptop = harness.device("laptop")
-        let traffic = CountingMiddleware()
-        let phone = harness.device("phone", through: harness.loopback.with(traffic), defersIDMap: false)
-        try await laptop.add(["first name": "Ada"])
-        try await laptop.sync()
-        try await phone.sync()
-        try await laptop.add(["first name": "Alan"])
-        try await laptop.sync()
-        traffic.reset()
-        try await phone.sync()
-        #expect(traffic.total.requests == 2)  // the changes, then the idmap answering the final message
-        let luid = try #require(try await phone.records.records(dataclass: Dataclass.contacts).first { $0.value.fields["first name"] == "Alan" }?.key)
-        try await phone.records.save(dataclass: Dataclass.contacts, luid: luid, entity: Dataclass.contact, fields: ["first name": "Alan T."])
-        try await phone.sync()
-        #expect(try await harness.serverRecords(Dataclass.contacts).count == 2)
-    }
-
-    @Test("a conflict goes to the device; the user's choice comes back in the next session")
-    func conflictResolvedOnDevice() async throws {
+    @Test("a conflict goes to the device; the user's choice comes back in the next session", arguments: TransportRoute.allCases)
+    func conflictResolvedOnDevice(route: TransportRoute) async throws {
         let harness = OTAHarness(policy: DeferredPolicy { _ in .deferred })
-        let phone = harness.device("phone")
-        let laptop = harness.device("laptop")
-        let luid = try await phone.add(["first name": "Ada"])
-        try await phone.sync()
-        try await laptop.sync()
-        let laptopID = try #require(try await laptop.records.records(dataclass: Dataclass.contacts).keys.first)
-        try await laptop.records.save(dataclass: Dataclass.contacts, luid: laptopID, entity: Dataclass.contact, fields: ["first name": "Ada (laptop)"])
-        try await laptop.sync()
-        try await phone.records.save(dataclass: Dataclass.contacts, luid: luid, entity: Dataclass.contact, fields: ["first name": "Ada (phone)"])
-        let report = try await phone.sync()
-        #expect(report.conflicts == 1)
-        #expect(try await phone.records.conflicts(dataclass: Dataclass.contacts)[luid] == ["first name": "Ada (phone)"])
-        #expect(try await phone.records.records(dataclass: Dataclass.contacts)[luid]?.fields == ["first name": "Ada (laptop)"])
+        try await harness.withTransport(route) { transport in
+            let phone = harness.device("phone", through: transport)
+            let laptop = harness.device("laptop", through: transport)
+            let luid = try await phone.add(["first name": "Ada"])
+            try await phone.sync()
+            try await laptop.sync()
+            let laptopID = try #require(try await laptop.records.records(dataclass: Dataclass.contacts).keys.first)
+            try await laptop.records.save(dataclass: Dataclass.contacts, luid: laptopID, entity: Dataclass.contact, fields: ["first name": "Ada (laptop)"])
+            try await laptop.sync()
+            try await phone.records.save(dataclass: Dataclass.contacts, luid: luid, entity: Dataclass.contact, fields: ["first name": "Ada (phone)"])
+            let report = try await phone.sync()
+            #expect(report.conflicts == 1)
+            #expect(try await phone.records.conflicts(dataclass: Dataclass.contacts)[luid] == ["first name": "Ada (phone)"])
+            #expect(try await phone.records.records(dataclass: Dataclass.contacts)[luid]?.fields == ["first name": "Ada (laptop)"])
 
-        try await phone.records.resolveConflict(dataclass: Dataclass.contacts, luid: luid, keepDevice: true)
-        try await phone.sync()
-        try await laptop.sync()
-        #expect(try await phone.records.conflicts(dataclass: Dataclass.contacts).isEmpty)
-        #expect(try await harness.serverRecords(Dataclass.contacts).map(\.fields) == [["first name": "Ada (phone)"]])
-        #expect(try await laptop.contents() == phone.contents())
+            try await phone.records.resolveConflict(dataclass: Dataclass.contacts, luid: luid, keepDevice: true)
+            try await phone.sync()
+            try await laptop.sync()
+            #expect(try await phone.records.conflicts(dataclass: Dataclass.contacts).isEmpty)
+            #expect(try await harness.serverRecords(Dataclass.contacts).map(\.fields) == [["first name": "Ada (phone)"]])
+            #expect(try await laptop.contents() == phone.contents())
+        }
     }
 
     @Test("a session cut after each message in turn resumes from its checkpoint: no slow sync, nothing lost or duplicated")
@@ -208,35 +218,37 @@ struct OTAScenarioTests {
 
 @Suite("OTA filters")
 struct OTAFilterTests {
-    @Test("a device's filter decides what the server sends; a new filter drops what it no longer admits")
-    func filterEnforced() async throws {
+    @Test("a device's filter decides what the server sends; a new filter drops what it no longer admits", arguments: TransportRoute.allCases)
+    func filterEnforced(route: TransportRoute) async throws {
         let harness = OTAHarness()
-        let laptop = harness.device("laptop")
-        let phone = harness.device("phone")
-        try await laptop.add(["first name": "Ada", "container": "family"])
-        try await laptop.add(["first name": "Alan", "container": "work"])
-        try await laptop.add(["first name": "Old", "container": "family", "date": .date(Date(timeIntervalSince1970: (Date().timeIntervalSince1970 - 90 * 86_400).rounded(.down)))])
-        try await laptop.sync()
+        try await harness.withTransport(route) { transport in
+            let laptop = harness.device("laptop", through: transport)
+            let phone = harness.device("phone", through: transport)
+            try await laptop.add(["first name": "Ada", "container": "family"])
+            try await laptop.add(["first name": "Alan", "container": "work"])
+            try await laptop.add(["first name": "Old", "container": "family", "date": .date(Date(timeIntervalSince1970: (Date().timeIntervalSince1970 - 90 * 86_400).rounded(.down)))])
+            try await laptop.sync()
 
-        try await phone.client.setFilter(
-            OTADataclassFilter(defaultContainer: "family", constrainContainers: ["family"], discardAfterDays: 30),
-            for: Dataclass.contacts)
-        try await phone.sync()
-        #expect(try await phone.contents().map { $0.fields["first name"] } == ["Ada"])
+            try await phone.client.setFilter(
+                OTADataclassFilter(defaultContainer: "family", constrainContainers: ["family"], discardAfterDays: 30),
+                for: Dataclass.contacts)
+            try await phone.sync()
+            #expect(try await phone.contents().map { $0.fields["first name"] } == ["Ada"])
 
-        // What the phone adds without a container goes into the default one.
-        try await phone.add(["first name": "Grace"])
-        try await phone.sync()
-        #expect(try await harness.serverRecords(Dataclass.contacts).first { $0.fields["first name"] == "Grace" }?.fields["container"] == "family")
+            // What the phone adds without a container goes into the default one.
+            try await phone.add(["first name": "Grace"])
+            try await phone.sync()
+            #expect(try await harness.serverRecords(Dataclass.contacts).first { $0.fields["first name"] == "Grace" }?.fields["container"] == "family")
 
-        try await phone.client.setFilter(OTADataclassFilter(constrainContainers: ["work"]), for: Dataclass.contacts)
-        let resync = try await phone.sync()
-        #expect(resync.modes[Dataclass.contacts] == .slow)
-        #expect(try await phone.contents().map { $0.fields["first name"] } == ["Alan"])
-        #expect(try await harness.serverRecords(Dataclass.contacts).count == 4)
+            try await phone.client.setFilter(OTADataclassFilter(constrainContainers: ["work"]), for: Dataclass.contacts)
+            let resync = try await phone.sync()
+            #expect(resync.modes[Dataclass.contacts] == .slow)
+            #expect(try await phone.contents().map { $0.fields["first name"] } == ["Alan"])
+            #expect(try await harness.serverRecords(Dataclass.contacts).count == 4)
 
-        await #expect(throws: OTAClientError.self) {
-            try await phone.client.setFilter(OTADataclassFilter(constrainContainers: ["x"]), for: "com.apple.Notes")
+            await #expect(throws: OTAClientError.self) {
+                try await phone.client.setFilter(OTADataclassFilter(constrainContainers: ["x"]), for: "com.apple.Notes")
+            }
         }
     }
 }
@@ -277,88 +289,92 @@ struct OTASentAgainTests {
 
 @Suite("OTA field-level changes from a device")
 struct OTADeviceFieldLevelTests {
-    @Test("a device set to FLD sends only the fields it changed and those it cleared; the photo stays home", arguments: TestCodec.allCases)
-    func deviceSendsFieldChanges(codec: TestCodec) async throws {
+    @Test("a device set to FLD sends only the fields it changed and those it cleared; the photo stays home", arguments: TestCodec.allCases, TransportRoute.allCases)
+    func deviceSendsFieldChanges(codec: TestCodec, route: TransportRoute) async throws {
         let harness = OTAHarness()
-        let trace = TraceRecorder()
-        let photo = SyncValue.data(Array(repeating: 0xAB, count: 40_000))
-        let phone = harness.device("phone", codec: codec, through: harness.loopback.with(trace), itemType: .changes)
-        let laptop = harness.device("laptop", codec: codec, itemType: .changes)
-        let luid = try await phone.add(["first name": "Ada", "city": "London", "photo": photo])
-        try await phone.sync()
-        try await laptop.sync()
+        try await harness.withTransport(route) { transport in
+            let trace = TraceRecorder()
+            let photo = SyncValue.data(Array(repeating: 0xAB, count: 40_000))
+            let phone = harness.device("phone", codec: codec, through: transport.with(trace), itemType: .changes)
+            let laptop = harness.device("laptop", codec: codec, through: transport, itemType: .changes)
+            let luid = try await phone.add(["first name": "Ada", "city": "London", "photo": photo])
+            try await phone.sync()
+            try await laptop.sync()
 
-        try await phone.records.save(
-            dataclass: Dataclass.contacts, luid: luid, entity: Dataclass.contact, fields: ["first name": "Ada L.", "photo": photo])
-        trace.reset()
-        let report = try await phone.sync()
-        #expect(report.sentItems == 1)
-        let request = try #require(trace.exchanges.first?.request)
-        #expect(request.body.count < 4_000)
-        let sent = try OTAMessage(codec.codec.decode(request.body)).commands.first { $0.name == "sync-changes" }
-        #expect(sent?.params["itemtype"] == "changes")
-        let item = try #require(sent?.params["items"]?[luid])
-        #expect(item["changes"] == ["first name": "Ada L."])
-        #expect(item["removed"] == ["city"])
+            try await phone.records.save(
+                dataclass: Dataclass.contacts, luid: luid, entity: Dataclass.contact, fields: ["first name": "Ada L.", "photo": photo])
+            trace.reset()
+            let report = try await phone.sync()
+            #expect(report.sentItems == 1)
+            let request = try #require(trace.exchanges.first?.request)
+            #expect(request.body.count < 4_000)
+            let sent = try OTAMessage(codec.codec.decode(request.body)).commands.first { $0.name == "sync-changes" }
+            #expect(sent?.params["itemtype"] == "changes")
+            let item = try #require(sent?.params["items"]?[luid])
+            #expect(item["changes"] == ["first name": "Ada L."])
+            #expect(item["removed"] == ["city"])
 
-        // JSON carries data as base64 text.
-        let expectedPhoto: SyncValue = codec == .json ? .string(Data(Array(repeating: 0xAB, count: 40_000)).base64EncodedString()) : photo
-        #expect(try await harness.serverRecords(Dataclass.contacts).map(\.fields) == [["first name": "Ada L.", "photo": expectedPhoto]])
-        try await laptop.sync()
-        #expect(try await laptop.contents().map(\.fields) == [["first name": "Ada L.", "photo": expectedPhoto]])
+            // JSON carries data as base64 text.
+            let expectedPhoto: SyncValue = codec == .json ? .string(Data(Array(repeating: 0xAB, count: 40_000)).base64EncodedString()) : photo
+            #expect(try await harness.serverRecords(Dataclass.contacts).map(\.fields) == [["first name": "Ada L.", "photo": expectedPhoto]])
+            try await laptop.sync()
+            #expect(try await laptop.contents().map(\.fields) == [["first name": "Ada L.", "photo": expectedPhoto]])
 
-        // The laptop's own field change comes back to the phone, and an unchanged save sends nothing.
-        let laptopID = try #require(try await laptop.records.records(dataclass: Dataclass.contacts).keys.first)
-        try await laptop.records.save(
-            dataclass: Dataclass.contacts, luid: laptopID, entity: Dataclass.contact,
-            fields: ["first name": "Ada L.", "photo": expectedPhoto, "city": "Paris"])
-        try await laptop.sync()
-        try await phone.sync()
-        #expect(try await phone.records.records(dataclass: Dataclass.contacts)[luid]?.fields["city"] == "Paris")
-        let current = try #require(try await phone.records.records(dataclass: Dataclass.contacts)[luid])
-        try await phone.records.save(dataclass: Dataclass.contacts, luid: luid, entity: current.entity, fields: current.fields)
-        #expect(try await phone.sync().sentItems == 0)
+            // The laptop's own field change comes back to the phone, and an unchanged save sends nothing.
+            let laptopID = try #require(try await laptop.records.records(dataclass: Dataclass.contacts).keys.first)
+            try await laptop.records.save(
+                dataclass: Dataclass.contacts, luid: laptopID, entity: Dataclass.contact,
+                fields: ["first name": "Ada L.", "photo": expectedPhoto, "city": "Paris"])
+            try await laptop.sync()
+            try await phone.sync()
+            #expect(try await phone.records.records(dataclass: Dataclass.contacts)[luid]?.fields["city"] == "Paris")
+            let current = try #require(try await phone.records.records(dataclass: Dataclass.contacts)[luid])
+            try await phone.records.save(dataclass: Dataclass.contacts, luid: luid, entity: current.entity, fields: current.fields)
+            #expect(try await phone.sync().sentItems == 0)
+        }
     }
 }
 
 @Suite("OTA directions")
 struct OTADirectionTests {
-    @Test("a to_device dataclass only receives and keeps its edits for later; a to_server one only sends")
-    func directions() async throws {
+    @Test("a to_device dataclass only receives and keeps its edits for later; a to_server one only sends", arguments: TransportRoute.allCases)
+    func directions(route: TransportRoute) async throws {
         let harness = OTAHarness()
-        let laptop = harness.device("laptop")
-        try await laptop.add(["first name": "Ada"])
-        try await laptop.sync()
+        try await harness.withTransport(route) { transport in
+            let laptop = harness.device("laptop", through: transport)
+            try await laptop.add(["first name": "Ada"])
+            try await laptop.sync()
 
-        let kioskStore = MemoryStore()
-        let kioskRecords = OTADeviceRecords(store: kioskStore, account: harness.account)
-        func kiosk(_ direction: OTADirection) -> OTAClient {
-            OTAClient(
-                records: kioskRecords, deviceID: "kiosk", transport: harness.loopback, codec: XMLPlistCodec(),
-                dataclasses: [Dataclass.contacts], configuration: .init(directions: [Dataclass.contacts: direction]))
+            let kioskStore = MemoryStore()
+            let kioskRecords = OTADeviceRecords(store: kioskStore, account: harness.account)
+            func kiosk(_ direction: OTADirection) -> OTAClient {
+                OTAClient(
+                    records: kioskRecords, deviceID: "kiosk", transport: transport, codec: XMLPlistCodec(),
+                    dataclasses: [Dataclass.contacts], configuration: .init(directions: [Dataclass.contacts: direction]))
+            }
+            try await kioskRecords.save(dataclass: Dataclass.contacts, entity: Dataclass.contact, fields: ["first name": "Kiosk"])
+            let received = try await kiosk(.toDevice).sync()
+            #expect(received.sentItems == 0)
+            #expect(try await kioskRecords.records(dataclass: Dataclass.contacts).count == 2)
+            #expect(try await harness.serverRecords(Dataclass.contacts).count == 1)
+
+            // Two-way later: the edit kept on the kiosk goes up.
+            try await kiosk(.twoWay).sync()
+            #expect(try await harness.serverRecords(Dataclass.contacts).count == 2)
+
+            try await laptop.add(["first name": "Grace"])
+            try await laptop.sync()
+            try await kioskRecords.save(dataclass: Dataclass.contacts, entity: Dataclass.contact, fields: ["first name": "Kiosk 2"])
+            let sent = try await kiosk(.toServer).sync()
+            #expect(sent.sentItems == 1)
+            #expect(sent.receivedItems == 0)
+            #expect(try await harness.serverRecords(Dataclass.contacts).count == 4)
+            #expect(try await kioskRecords.records(dataclass: Dataclass.contacts).count == 3)
+
+            // What the kiosk did not receive then comes with the next two-way sync.
+            let caughtUp = try await kiosk(.twoWay).sync()
+            #expect(caughtUp.receivedItems == 1)
+            #expect(try await kioskRecords.records(dataclass: Dataclass.contacts).count == 4)
         }
-        try await kioskRecords.save(dataclass: Dataclass.contacts, entity: Dataclass.contact, fields: ["first name": "Kiosk"])
-        let received = try await kiosk(.toDevice).sync()
-        #expect(received.sentItems == 0)
-        #expect(try await kioskRecords.records(dataclass: Dataclass.contacts).count == 2)
-        #expect(try await harness.serverRecords(Dataclass.contacts).count == 1)
-
-        // Two-way later: the edit kept on the kiosk goes up.
-        try await kiosk(.twoWay).sync()
-        #expect(try await harness.serverRecords(Dataclass.contacts).count == 2)
-
-        try await laptop.add(["first name": "Grace"])
-        try await laptop.sync()
-        try await kioskRecords.save(dataclass: Dataclass.contacts, entity: Dataclass.contact, fields: ["first name": "Kiosk 2"])
-        let sent = try await kiosk(.toServer).sync()
-        #expect(sent.sentItems == 1)
-        #expect(sent.receivedItems == 0)
-        #expect(try await harness.serverRecords(Dataclass.contacts).count == 4)
-        #expect(try await kioskRecords.records(dataclass: Dataclass.contacts).count == 3)
-
-        // What the kiosk did not receive then comes with the next two-way sync.
-        let caughtUp = try await kiosk(.twoWay).sync()
-        #expect(caughtUp.receivedItems == 1)
-        #expect(try await kioskRecords.records(dataclass: Dataclass.contacts).count == 4)
     }
 }
