@@ -143,6 +143,9 @@ public struct OTAServer: SyncService {
                 answer = try await processor.process(message)
             } catch let error as OTAMessageError {
                 return (session, try refusal(error.result, header: message.header))
+            } catch let error as StoreError where error.code == .quotaExceeded {
+                // The transaction rolled back: nothing of the message was stored.
+                return (session, try refusal(OTAResult(.limitExceeded, error.message), header: message.header))
             }
             next = processor.session
             next.lastReceived = sequence

@@ -24,6 +24,7 @@ extension HTTPSyncServer {
         authenticator: any SyncAuthenticator,
         configuration: Configuration = Configuration(),
         logger: Logger = Logger(label: "anchorage.http"),
+        clock: any Clock<Duration> = ContinuousClock(),
         _ body: (_ baseURL: URL) async throws -> Result
     ) async throws -> Result {
         let (ports, portContinuation) = AsyncStream.makeStream(of: Int.self, bufferingPolicy: .bufferingNewest(1))
@@ -32,7 +33,7 @@ extension HTTPSyncServer {
             onRunning: { port in
                 portContinuation.yield(port)
                 portContinuation.finish()
-            })
+            }, clock: clock)
         let services = ServiceGroup(
             configuration: ServiceGroupConfiguration(services: [server], gracefulShutdownSignals: [], logger: logger))
         return try await withThrowingTaskGroup(of: Void.self, returning: Result.self) { group in
@@ -74,7 +75,7 @@ extension HTTPSyncServer {
     }
 }
 
-/// Why ``HTTPSyncServer/withRunningServer(service:authenticator:configuration:logger:_:)`` could not provide a server.
+/// Why ``HTTPSyncServer/withRunningServer(service:authenticator:configuration:logger:clock:_:)`` could not provide a server.
 public struct HTTPSyncServerError: Error, Sendable, Hashable, CustomStringConvertible {
     /// What went wrong.
     public var message: String

@@ -21,7 +21,7 @@ public import SyncCore
 /// ```
 ///
 /// Tests start one on a free loopback port with
-/// ``withRunningServer(service:authenticator:configuration:logger:_:)``.
+/// ``withRunningServer(service:authenticator:configuration:logger:clock:_:)``.
 public struct HTTPSyncServer: ApplicationProtocol {
     /// Where the server listens and what it accepts.
     public struct Configuration: Sendable, Hashable {
@@ -31,12 +31,26 @@ public struct HTTPSyncServer: ApplicationProtocol {
         public var port: Int
         /// The largest request body accepted; larger ones are answered 413.
         public var maxRequestBytes: Int
+        /// The most requests in service at once; more are answered 503 with `Retry-After`. `nil` for no limit.
+        public var maxConcurrentRequests: Int?
+        /// The longest a request's service may take; a slower one is answered 503 and its work cancelled. `nil` for no limit.
+        public var requestTimeout: Duration?
+        /// How failed logins are limited (429 with `Retry-After`); `nil` for no limit. See ``LoginThrottle``.
+        public var loginThrottle: LoginThrottle.Policy?
 
-        /// Makes a configuration: loopback, a free port and 64 MiB bodies by default.
-        public init(host: String = "127.0.0.1", port: Int = 0, maxRequestBytes: Int = 64 << 20) {
+        /// Makes a configuration: loopback, a free port and 64 MiB bodies by default,
+        /// 256 requests at once, 60 seconds each, and ``LoginThrottle/Policy/standard``.
+        public init(
+            host: String = "127.0.0.1", port: Int = 0, maxRequestBytes: Int = 64 << 20,
+            maxConcurrentRequests: Int? = 256, requestTimeout: Duration? = .seconds(60),
+            loginThrottle: LoginThrottle.Policy? = .standard
+        ) {
             self.host = host
             self.port = port
             self.maxRequestBytes = maxRequestBytes
+            self.maxConcurrentRequests = maxConcurrentRequests
+            self.requestTimeout = requestTimeout
+            self.loginThrottle = loginThrottle
         }
     }
 
@@ -49,6 +63,10 @@ public struct HTTPSyncServer: ApplicationProtocol {
     /// The server's logger: one line per request, and Hummingbird's own messages.
     public let logger: Logger
     private let whenRunning: (@Sendable (_ port: Int) async -> Void)?
+    /// Limits failed logins, per ``Configuration/loginThrottle``; kept for the server's life.
+    public let loginThrottle: LoginThrottle?
+    /// Caps requests, per ``Configuration/maxConcurrentRequests`` and ``Configuration/requestTimeout``.
+    public let limiter: RequestLimiter?
 
     /// Makes a server; it starts listening when run.
     /// - Parameters:
@@ -57,13 +75,15 @@ public struct HTTPSyncServer: ApplicationProtocol {
     ///   - configuration: Where to listen and the body limit.
     ///   - logger: Where the per-request lines go.
     ///   - onRunning: Called once the server listens, with the port it is bound to.
+    ///   - clock: The time the login throttle and the request timeout go by (a `TestClock` in tests).
     /// - Precondition: `configuration.maxRequestBytes` is not negative.
     public init(
         service: any SyncService,
         authenticator: any SyncAuthenticator,
         configuration: Configuration = Configuration(),
         logger: Logger = Logger(label: "anchorage.http"),
-        onRunning: (@Sendable (_ port: Int) async -> Void)? = nil
+        onRunning: (@Sendable (_ port: Int) async -> Void)? = nil,
+        clock: any Clock<Duration> = ContinuousClock()
     ) {
         precondition(configuration.maxRequestBytes >= 0, "maxRequestBytes must not be negative")
         self.service = service
@@ -71,13 +91,20 @@ public struct HTTPSyncServer: ApplicationProtocol {
         self.serverConfiguration = configuration
         self.logger = logger
         self.whenRunning = onRunning
+        self.loginThrottle = configuration.loginThrottle.map { LoginThrottle(policy: $0, clock: clock) }
+        self.limiter =
+            configuration.maxConcurrentRequests == nil && configuration.requestTimeout == nil
+            ? nil
+            : RequestLimiter(
+                maxConcurrentRequests: configuration.maxConcurrentRequests, requestTimeout: configuration.requestTimeout,
+                clock: clock)
     }
 
     /// The responder that answers every request.
-    public var responder: SyncServiceResponder<BasicRequestContext> {
+    public var responder: SyncServiceResponder<SyncRequestContext> {
         SyncServiceResponder(
             service: service, authenticator: authenticator, maxRequestBytes: serverConfiguration.maxRequestBytes,
-            logger: logger)
+            logger: logger, loginThrottle: loginThrottle, limiter: limiter)
     }
 
     /// Hummingbird's configuration, made from ``serverConfiguration``.

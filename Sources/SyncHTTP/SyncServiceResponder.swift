@@ -32,23 +32,31 @@ public struct SyncServiceResponder<Context>: HTTPResponder {
     public let maxRequestBytes: Int
     /// Where the per-request lines go.
     public let logger: Logger
+    /// Limits failed logins per account and client address (429 with `Retry-After`); `nil` for none.
+    public let loginThrottle: LoginThrottle?
+    /// Caps the requests in service at once and their time (503 with `Retry-After`); `nil` for none.
+    public let limiter: RequestLimiter?
 
     /// Makes a responder.
     /// - Precondition: `maxRequestBytes` is not negative.
     public init(
         service: any SyncService, authenticator: any SyncAuthenticator, maxRequestBytes: Int = 64 << 20,
-        logger: Logger = Logger(label: "anchorage.http")
+        logger: Logger = Logger(label: "anchorage.http"), loginThrottle: LoginThrottle? = nil,
+        limiter: RequestLimiter? = nil
     ) {
         precondition(maxRequestBytes >= 0, "maxRequestBytes must not be negative")
         self.service = service
         self.authenticator = authenticator
         self.maxRequestBytes = maxRequestBytes
         self.logger = logger
+        self.loginThrottle = loginThrottle
+        self.limiter = limiter
     }
 
     /// Answers one request; never throws (failures are answered with a status).
     public func respond(to request: Request, context: Context) async throws -> Response {
-        let (response, account) = await answer(request)
+        let address = (context as? any RemoteAddressRequestContext)?.remoteAddress?.ipAddress
+        let (response, account) = await answer(request, address: address)
         let level: Logger.Level = response.status < 400 ? .debug : .info
         logger.log(
             level: level, "\(request.method.rawValue) \(Self.pathWithoutQuery(of: request)) \(response.status)",
@@ -61,7 +69,20 @@ public struct SyncServiceResponder<Context>: HTTPResponder {
         return Self.httpResponse(response)
     }
 
-    private func answer(_ request: Request) async -> (SyncResponse, AccountID?) {
+    private func answer(_ request: Request, address: String?) async -> (SyncResponse, AccountID?) {
+        let admitted = limiter?.enter()
+        if admitted == false, let limiter { return (limiter.busyResponse, nil) }
+        var handedOver = false
+        defer { if admitted == true, !handedOver { limiter?.leave() } }
+        let credentials = AuthorizationHeader.credentials(from: request.headers[.authorization])
+        var user: String?
+        if case .basic(let username, _)? = credentials { user = username }
+        if credentials != nil, let wait = loginThrottle?.lockout(user: user, address: address) {
+            return (SyncServiceError(
+                status: 429, message: "too many failed logins; try again in \(RetryAfterHeader.value(for: wait)) seconds",
+                retryAfter: wait
+            ).response, nil)
+        }
         let body: [UInt8]
         switch await RequestBodyReader.read(request, limit: maxRequestBytes) {
         case .success(let bytes): body = bytes
@@ -77,8 +98,17 @@ public struct SyncServiceResponder<Context>: HTTPResponder {
             logger.error("authentication failed: \(error)")
             return (SyncServiceError(status: 503, message: "authentication is unavailable").response, nil)
         }
-        guard let account else { return (SyncServiceError.unauthorized().response, nil) }
-        return (await service.respond(to: syncRequest, context: ServiceContext(account: account)), account)
+        guard let account else {
+            if credentials != nil { loginThrottle?.recordFailure(user: user, address: address) }
+            return (SyncServiceError.unauthorized().response, nil)
+        }
+        loginThrottle?.recordSuccess(user: user)
+        guard let limiter, admitted == true else {
+            return (await service.respond(to: syncRequest, context: ServiceContext(account: account)), account)
+        }
+        handedOver = true
+        let service = self.service
+        return (await limiter.run { await service.respond(to: syncRequest, context: ServiceContext(account: account)) }, account)
     }
 
     /// The ``SyncRequest`` a Hummingbird request maps to.

@@ -127,6 +127,14 @@ public struct UsersFile: Sendable, Hashable {
         UsersFile(entries: entries.filter { $0.account != account })
     }
 
+    /// The file without the bearer tokens of `account`; its passwords stay.
+    public func revokingTokens(of account: AccountID) -> UsersFile {
+        UsersFile(entries: entries.filter { entry in
+            guard case .token(let owner, _) = entry else { return true }
+            return owner != account
+        })
+    }
+
     /// The accounts that have at least one entry, sorted.
     public var accounts: [AccountID] { Set(entries.map(\.account)).sorted() }
 

@@ -21,6 +21,14 @@ struct Serve: AsyncParsableCommand {
             `anchorage users`). The server reads the file again whenever it changes, so accounts added \
             while it runs work at once; until the file has an account, every request is answered 401.
 
+            Limits against abuse: after --login-failures failed logins for one account (or \
+            --login-failures-per-address from one address) its requests get 429 with Retry-After, \
+            without the password being checked, for 1 minute, doubling with each further failure up to \
+            15 minutes; forgotten after a success, or 15 minutes without a failure after the last lock. \
+            --quota-records and --quota-bytes hold each account to a size (507; OTA E_LimitExceeded); \
+            --max-connections and --request-timeout cap the work in service (503 with Retry-After). \
+            `anchorage users revoke NAME` removes an account's bearer tokens at once.
+
             Stops on SIGINT or SIGTERM after finishing the requests in flight.
             """
     )
@@ -51,12 +59,37 @@ struct Serve: AsyncParsableCommand {
     @Option(help: "The largest request body accepted, in bytes.")
     var maxRequestBytes = 64 << 20
 
+    @Option(help: "The most live records one account may hold; an upload that would pass it is refused (HTTP 507, OTA E_LimitExceeded). No limit by default.")
+    var quotaRecords: Int?
+
+    @Option(help: "The most bytes of live records one account may hold (collection, id and fields as stored). No limit by default.")
+    var quotaBytes: Int?
+
+    @Option(help: "The most requests served at once; more are answered 503 with Retry-After.")
+    var maxConnections = 256
+
+    @Option(help: "The longest a request may take to serve, in seconds (0: no limit); a slower one is answered 503 and its work cancelled.")
+    var requestTimeout = 60
+
+    @Option(help: "Failed logins for one account that lock it for a while (429 with Retry-After; 0: no limit).")
+    var loginFailures = 10
+
+    @Option(help: "Failed logins from one client address that lock it (0: no limit; use 0 behind a reverse proxy).")
+    var loginFailuresPerAddress = 30
+
     @Option(help: "The log level: trace, debug, info, notice, warning, error, critical.")
     var logLevel: Logger.Level = .info
 
     /// Refuses an OTA message limit the server would silently raise.
     func validate() throws {
         guard otaMaxMessageBytes >= 4_096 else { throw ValidationError("--ota-max-message-bytes must be at least 4096") }
+        if let quotaRecords, quotaRecords < 0 { throw ValidationError("--quota-records must not be negative") }
+        if let quotaBytes, quotaBytes < 0 { throw ValidationError("--quota-bytes must not be negative") }
+        guard maxConnections >= 1 else { throw ValidationError("--max-connections must be at least 1") }
+        guard requestTimeout >= 0 else { throw ValidationError("--request-timeout must not be negative (0: no limit)") }
+        guard loginFailures >= 0, loginFailuresPerAddress >= 0 else {
+            throw ValidationError("--login-failures and --login-failures-per-address must not be negative (0: no limit)")
+        }
     }
 
     func run() async throws {
@@ -76,7 +109,11 @@ struct Serve: AsyncParsableCommand {
             FileHandle.standardError.write(Data(
                 "anchorage: no accounts in \(users) yet, so every request is refused (401); add one while the server runs: echo PASSWORD | anchorage users add NAME --file \(users)\n".utf8))
         }
-        try await store.withStore { syncStore in
+        try await store.withStore { unlimitedStore in
+            let syncStore: any SyncStore =
+                quotaRecords == nil && quotaBytes == nil
+                ? unlimitedStore
+                : QuotaStore(base: unlimitedStore, limits: .init(records: quotaRecords, bytes: quotaBytes))
             let router = ServiceRouter()
                 .mounting(AquasyncServer(store: syncStore, codecs: CodecChoice.allCodecs), at: "/deltas")
                 .mounting(
@@ -89,7 +126,15 @@ struct Serve: AsyncParsableCommand {
                     at: "/ota")
             let server = HTTPSyncServer(
                 service: router, authenticator: authenticator,
-                configuration: .init(host: host, port: port, maxRequestBytes: maxRequestBytes), logger: logger,
+                configuration: .init(
+                    host: host, port: port, maxRequestBytes: maxRequestBytes, maxConcurrentRequests: maxConnections,
+                    requestTimeout: requestTimeout == 0 ? nil : .seconds(requestTimeout),
+                    loginThrottle: loginFailures == 0 && loginFailuresPerAddress == 0
+                        ? nil
+                        : LoginThrottle.Policy(
+                            maxFailuresPerAccount: loginFailures == 0 ? nil : loginFailures,
+                            maxFailuresPerAddress: loginFailuresPerAddress == 0 ? nil : loginFailuresPerAddress)),
+                logger: logger,
                 onRunning: { [host, store] port in
                     FileHandle.standardOutput.write(Data("anchorage \(AnchorageVersion.current) serving on http://\(host):\(port) (store \(store); Aquasync at /deltas, appSync at /rest, OTA at /ota)\n".utf8))
                 })

@@ -7,7 +7,7 @@ import SyncHTTP
 struct Users: ParsableCommand {
     static let configuration = CommandConfiguration(
         abstract: "Manage the users file: accounts with salted password hashes and bearer tokens.",
-        subcommands: [Add.self, Remove.self, List.self]
+        subcommands: [Add.self, Remove.self, Revoke.self, List.self]
     )
 
     struct FileOption: ParsableArguments {
@@ -24,6 +24,15 @@ struct Users: ParsableCommand {
             } catch {
                 throw failure(error.line > 0 ? "\(path) \(error)" : "\(error)", code: 65)
             }
+        }
+
+        /// The file's users, which must include `account` (exit status 67 otherwise).
+        func load(requiring account: String) throws -> UsersFile {
+            let users = try load()
+            guard users.accounts.contains(AccountID(account)) else {
+                throw failure("\(account) is not in \(path)", code: 67)
+            }
+            return users
         }
     }
 
@@ -66,12 +75,31 @@ struct Users: ParsableCommand {
         @OptionGroup var file: FileOption
 
         func run() throws {
-            let users = try file.load()
-            guard users.accounts.contains(AccountID(account)) else {
-                throw failure("\(account) is not in \(file.path)", code: 67)
-            }
+            let users = try file.load(requiring: account)
             try users.removing(account: AccountID(account)).write(to: file.url)
             print("\(account) removed from \(file.path)")
+        }
+    }
+
+    struct Revoke: ParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Remove every bearer token of an account, keeping its passwords.",
+            discussion: """
+                A running server reads the file again when it changes, so the tokens stop working at once; \
+                the account still signs in with its password.
+                """)
+
+        @Argument(help: "The account name.")
+        var account: String
+
+        @OptionGroup var file: FileOption
+
+        func run() throws {
+            let users = try file.load(requiring: account)
+            let revoked = users.revokingTokens(of: AccountID(account))
+            let count = users.entries.count - revoked.entries.count
+            if count > 0 { try revoked.write(to: file.url) }
+            print("\(account): \(count) token\(count == 1 ? "" : "s") revoked in \(file.path)")
         }
     }
 

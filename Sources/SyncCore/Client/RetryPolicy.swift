@@ -13,7 +13,8 @@
 /// - 429 Too Many Requests and 503 Service Unavailable, for every request:
 ///   the server did not act on it;
 /// - any other 5xx only for an idempotent request, which may be applied twice
-///   without harm.
+///   without harm — except 507 Insufficient Storage, the account's quota,
+///   which sending again does not change.
 ///
 /// Waits grow by ``multiplier`` from ``initialDelay`` up to ``maxDelay``, and
 /// ``jitter`` shortens each by a random part, so that clients failed by the
@@ -82,10 +83,11 @@ public struct RetryPolicy: Sendable, Hashable {
     }
 
     /// Whether an answer with `status` is worth sending again: 429 and 503
-    /// always, another 5xx only when the request is `idempotent`.
+    /// always, another 5xx but 507 (a quota) only when the request is `idempotent`.
     public static func isTransient(status: Int, idempotent: Bool) -> Bool {
         switch status {
         case 429, 503: true
+        case 507: false
         case 500...599: idempotent
         default: false
         }

@@ -160,6 +160,9 @@ public struct StoreError: Error, Sendable, CustomStringConvertible {
         public static let corrupt = Code("corrupt data")
         /// The call was not valid (a limit below 1, a record too large).
         public static let invalidArgument = Code("invalid argument")
+        /// The write would take the account over its quota of records or bytes (see ``QuotaStore``);
+        /// nothing of the transaction was stored.
+        public static let quotaExceeded = Code("quota exceeded")
         /// The code's name.
         public var description: String { name }
     }

@@ -45,7 +45,8 @@ extension SyncService {
     }
 
     /// Calls the service and turns what it throws into an answer: a
-    /// ``SyncServiceError`` into its status, a ``CodecError`` into 400, anything else into 500.
+    /// ``SyncServiceError`` into its status, a ``CodecError`` into 400,
+    /// a ``StoreError`` with code ``StoreError/Code/quotaExceeded`` into 507, anything else into 500.
     public func respond(to request: SyncRequest, context: ServiceContext) async -> SyncResponse {
         do {
             return try await handle(request, context: context)
@@ -53,6 +54,8 @@ extension SyncService {
             return error.response
         } catch let error as CodecError {
             return SyncServiceError(status: 400, message: error.description).response
+        } catch let error as StoreError where error.code == .quotaExceeded {
+            return SyncServiceError.insufficientStorage(error.message).response
         } catch {
             return SyncServiceError(status: 500, message: "internal error: \(error)").response
         }
@@ -124,6 +127,8 @@ public struct SyncServiceError: Error, Sendable, Hashable, CustomStringConvertib
     }
     /// 422: well-formed but invalid content.
     public static func unprocessable(_ message: String) -> SyncServiceError { .init(status: 422, message: message) }
+    /// 507: storing the request would take the account over its quota; nothing of it was stored.
+    public static func insufficientStorage(_ message: String) -> SyncServiceError { .init(status: 507, message: message) }
 
     /// A short name for the status, used as `error` in the body.
     public var reason: String {
@@ -137,7 +142,9 @@ public struct SyncServiceError: Error, Sendable, Hashable, CustomStringConvertib
         case 413: "payload_too_large"
         case 415: "unsupported_media_type"
         case 422: "validation_error"
+        case 429: "too_many_requests"
         case 503: "service_unavailable"
+        case 507: "insufficient_storage"
         default: status >= 500 ? "internal_error" : "error"
         }
     }
