@@ -15,6 +15,15 @@ public import SyncCore
 /// It logs one line per request: method, path (without the query, which may
 /// hold tokens), status and account.
 ///
+/// With a ``limiter``, a request beyond ``RequestLimiter/maxConcurrentRequests``
+/// is answered 503 before its body is read, and a service slower than
+/// ``RequestLimiter/requestTimeout`` 503 with its work cancelled. With a
+/// ``loginThrottle``, credentials of a locked account or client address
+/// (the context's `RemoteAddressRequestContext` address, as
+/// ``SyncRequestContext`` carries it) are answered 429 with `Retry-After`
+/// without being checked, and every credential that proves no account counts
+/// as a failure.
+///
 /// ``HTTPSyncServer`` runs one; mount one in your own Hummingbird application with
 /// ```swift
 /// let app = Application(responder: SyncServiceResponder<BasicRequestContext>(
