@@ -59,10 +59,12 @@ public struct AppSyncServer: SyncService {
             guard let counter = UInt64(parts[2]) else {
                 throw SyncServiceError.badRequest("the server counter in /list/{servercounter} must be a non-negative integer")
             }
-            return try await list(type, after: ChangePosition(counter), codec: output, account: context.account)
+            return try await metrics.timing("list") {
+                try await list(type, after: ChangePosition(counter), codec: output, account: context.account)
+            }
         case ("update", 2, .post):
             let value = try input.decode(request.body)
-            return try await update(type, value, codec: output, account: context.account)
+            return try await metrics.timing("update") { try await update(type, value, codec: output, account: context.account) }
         case ("list", 3, _), ("update", 2, _):
             throw SyncServiceError.methodNotAllowed("list is GET, update is POST")
         default:
@@ -78,6 +80,9 @@ public struct AppSyncServer: SyncService {
         if let reason = rejected.first?.reason { throw AppSyncError(status: 409, message: reason) }
     }
 
+    /// Records received and sent, conflicts and sync durations, with `stack="appsync"`.
+    private var metrics: StackMetrics { StackMetrics(stack: "appsync") }
+
     // MARK: List
 
     private func list(_ type: AppSyncObjectType, after counter: ChangePosition, codec: any SyncCodec, account: AccountID)
@@ -87,6 +92,7 @@ public struct AppSyncServer: SyncService {
         let batch = try await store.changes(
             for: account, after: counter, in: [StoredObject.collection(type.name)], limit: pageSize)
         let objects = try batch.records.map { try StoredObject.object($0.record).object.value }
+        metrics.sent(objects.count)
         var result: [String: SyncValue] = ["statuscode": "OK"]
         if batch.hasMore {
             result["servercounter"] = .integer(Int64(clamping: batch.lastPosition.rawValue))
@@ -122,6 +128,8 @@ public struct AppSyncServer: SyncService {
         }
         let valid = objects
         let outcome = try await store.transaction(for: account) { tx in try await Self.apply(valid, type: type, in: tx) }
+        metrics.received(valid.count)
+        metrics.conflicts(outcome.rejected.count)
         let latest = try await store.latestPosition(for: account)
         var result: [String: SyncValue] = [
             "statuscode": outcome.rejected.isEmpty ? "OK" : "NOK",

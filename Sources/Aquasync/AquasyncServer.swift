@@ -88,7 +88,9 @@ public struct AquasyncServer: SyncService {
         let (input, output) = try codecs.negotiate(contentType: request.contentType, accept: request.accept)
         if route.isEmpty || route == "/" {
             guard request.method == .post else { throw SyncServiceError.methodNotAllowed("use POST to push a DeltaPack") }
-            return try await push(request.body, codec: input, answerIn: output, account: context.account)
+            return try await metrics.timing("push") {
+                try await push(request.body, codec: input, answerIn: output, account: context.account)
+            }
         }
         if route.hasPrefix("/from:") {
             guard request.method == .get else { throw SyncServiceError.methodNotAllowed("use GET to pull deltas") }
@@ -99,10 +101,15 @@ public struct AquasyncServer: SyncService {
             if let token, !isLowercaseUUID(token) {
                 throw SyncServiceError.badRequest("deviceToken must be a lowercase UUID")
             }
-            return try await pull(after: ust, excluding: token, codec: output, account: context.account)
+            return try await metrics.timing("pull") {
+                try await pull(after: ust, excluding: token, codec: output, account: context.account)
+            }
         }
         throw SyncServiceError.notFound("no Aquasync resource at \(request.pathWithoutQuery)")
     }
+
+    /// Records received and sent, conflicts and sync durations, with `stack="aquasync"`.
+    private var metrics: StackMetrics { StackMetrics(stack: "aquasync") }
 
     // MARK: Pull
 
@@ -129,6 +136,7 @@ public struct AquasyncServer: SyncService {
             position = page.lastPosition
         }
         if position == start { return SyncResponse(status: 204) }
+        metrics.sent(count)
         pack.latestUST = Int64(clamping: position.rawValue)
         return try .encoded(pack.value(for: codec.features), with: codec)
     }
@@ -150,27 +158,35 @@ public struct AquasyncServer: SyncService {
                 status: 413, message: "a DeltaPack may carry at most \(maxDeltasPerPack) deltas; this one has \(pack.count)")
         }
         let packKey = "pack/" + (pack.id ?? "")
-        try await store.transaction(for: account) { tx in
-            if try await tx.metadata(packKey, for: Self.packLedger) != nil { return }
+        let conflicts: Int? = try await store.transaction(for: account) { tx in
+            if try await tx.metadata(packKey, for: Self.packLedger) != nil { return nil }
+            var conflicts = 0
             for (model, deltas) in pack.models {
                 for delta in deltas {
-                    try await apply(delta, model: model, in: tx)
+                    if try await apply(delta, model: model, in: tx) { conflicts += 1 }
                 }
             }
             try await tx.setMetadata(.integer(Int64(pack.count)), packKey, for: Self.packLedger)
+            return conflicts
+        }
+        if let conflicts {  // nil: a pack sent again, applied before
+            metrics.received(pack.count)
+            metrics.conflicts(conflicts)
         }
         return try .encoded(["id": "success"], with: output)
     }
 
     /// Stores a pushed delta, or what ``conflictPolicy`` makes of it and the stored version.
-    private func apply(_ delta: Delta, model: String, in tx: any StoreTransaction) async throws {
+    /// - Returns: Whether it met a stored version from another device (a conflict).
+    private func apply(_ delta: Delta, model: String, in tx: any StoreTransaction) async throws -> Bool {
         guard let existing = try await tx.record(StoredDelta.key(model, delta.gid)) else {
-            return try await tx.put(StoredDelta.record(delta, model: model))
+            try await tx.put(StoredDelta.record(delta, model: model))
+            return false
         }
         let stored = try StoredDelta.delta(existing)
         if stored.deviceToken == delta.deviceToken {
             if delta.localTimestamp > stored.localTimestamp { try await tx.put(StoredDelta.record(delta, model: model)) }
-            return
+            return false
         }
         let conflict = Conflict(
             local: StoredDelta.record(stored, model: model), remote: StoredDelta.record(delta, model: model),
@@ -188,6 +204,7 @@ public struct AquasyncServer: SyncService {
             let copy = stored.copied(as: UUID().uuidString.lowercased(), deviceToken: Self.serverDeviceToken)
             try await tx.put(StoredDelta.record(copy, model: model))
         }
+        return true
     }
 
     private func validated(_ pack: DeltaPack) throws(AquasyncValidationError) -> DeltaPack {

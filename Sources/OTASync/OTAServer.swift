@@ -140,7 +140,7 @@ public struct OTAServer: SyncService {
             var processor = OTAMessageProcessor(server: self, session: next, sizer: sizer)
             let answer: OTAMessage
             do {
-                answer = try await processor.process(message)
+                answer = try await metrics.timing("message") { try await processor.process(message) }
             } catch let error as OTAMessageError {
                 return (session, try refusal(error.result, header: message.header))
             } catch let error as StoreError where error.code == .quotaExceeded {
@@ -149,9 +149,23 @@ public struct OTAServer: SyncService {
             }
             next = processor.session
             next.lastReceived = sequence
+            metrics.received(Self.itemCount(in: message))
+            metrics.sent(Self.itemCount(in: answer))
             let response = try reply(answer, session: sessionID)
             await sessions.cache(sessionID, sequence, response)
             return (next, response)
+        }
+    }
+
+    /// Records received and sent, conflicts and sync durations, with `stack="ota"`.
+    private var metrics: StackMetrics { StackMetrics(stack: "ota") }
+
+    /// The records a message carries: the items of its `sync-changes` commands.
+    static func itemCount(in message: OTAMessage) -> Int {
+        message.commands.reduce(0) { total, command in
+            guard command.name == OTACommandName.syncChanges.rawValue, case .dictionary(let items)? = command.params["items"]
+            else { return total }
+            return total + items.count
         }
     }
 

@@ -171,10 +171,15 @@ struct OTASyncCommands {
     func mingleIfReady(_ session: inout OTAServerSession) async throws -> Bool {
         let ready = session.order.filter { session.syncs[$0]?.phase == .pulled }
         guard !ready.isEmpty, !session.syncs.values.contains(where: \.blocksMingle) else { return false }
+        let tally = OTAConflictTally(server.conflictPolicy)
         let mingler = OTAMingler(
-            syncs: ready.map { session.syncs[$0]! }, peer: session.peer, node: session.node, policy: server.conflictPolicy,
+            syncs: ready.map { session.syncs[$0]! }, peer: session.peer, node: session.node, policy: tally,
             now: server.clock.now())
-        let mingled = try await store.transaction { tx in try await mingler.mingle(in: tx) }
+        let mingled = try await store.transaction { tx in
+            tally.restart()
+            return try await mingler.mingle(in: tx)
+        }
+        StackMetrics(stack: "ota").conflicts(tally.count)
         for var sync in mingled {
             sync.phase = .pushing
             sync.pushCursor = sync.mode == .fast ? sync.anchorPosition : .start

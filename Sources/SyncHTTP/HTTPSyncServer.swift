@@ -67,6 +67,8 @@ public struct HTTPSyncServer: ApplicationProtocol {
     public let loginThrottle: LoginThrottle?
     /// Caps requests, per ``Configuration/maxConcurrentRequests`` and ``Configuration/requestTimeout``.
     public let limiter: RequestLimiter?
+    /// `/health`, `/ready`, `/metrics` and the request metrics.
+    public let observability: ServerObservability
 
     /// Makes a server; it starts listening when run.
     /// - Parameters:
@@ -76,6 +78,7 @@ public struct HTTPSyncServer: ApplicationProtocol {
     ///   - logger: Where the per-request lines go.
     ///   - onRunning: Called once the server listens, with the port it is bound to.
     ///   - clock: The time the login throttle and the request timeout go by (a `TestClock` in tests).
+    ///   - observability: The readiness check, the `/metrics` registry and where request metrics go.
     /// - Precondition: `configuration.maxRequestBytes` is not negative.
     public init(
         service: any SyncService,
@@ -83,9 +86,11 @@ public struct HTTPSyncServer: ApplicationProtocol {
         configuration: Configuration = Configuration(),
         logger: Logger = Logger(label: "anchorage.http"),
         onRunning: (@Sendable (_ port: Int) async -> Void)? = nil,
-        clock: any Clock<Duration> = ContinuousClock()
+        clock: any Clock<Duration> = ContinuousClock(),
+        observability: ServerObservability = ServerObservability()
     ) {
         precondition(configuration.maxRequestBytes >= 0, "maxRequestBytes must not be negative")
+        self.observability = observability
         self.service = service
         self.authenticator = authenticator
         self.serverConfiguration = configuration
@@ -104,7 +109,7 @@ public struct HTTPSyncServer: ApplicationProtocol {
     public var responder: SyncServiceResponder<SyncRequestContext> {
         SyncServiceResponder(
             service: service, authenticator: authenticator, maxRequestBytes: serverConfiguration.maxRequestBytes,
-            logger: logger, loginThrottle: loginThrottle, limiter: limiter)
+            logger: logger, loginThrottle: loginThrottle, limiter: limiter, observability: observability)
     }
 
     /// Hummingbird's configuration, made from ``serverConfiguration``.

@@ -1,6 +1,7 @@
 public import Hummingbird
 public import Logging
 import NIOCore
+import Prometheus
 public import SyncCore
 
 /// Answers every Hummingbird request — any path, any method — with a ``SyncService``.
@@ -45,13 +46,15 @@ public struct SyncServiceResponder<Context>: HTTPResponder {
     public let loginThrottle: LoginThrottle?
     /// Caps the requests in service at once and their time (503 with `Retry-After`); `nil` for none.
     public let limiter: RequestLimiter?
+    /// `/health`, `/ready`, `/metrics` and the request metrics.
+    public let observability: ServerObservability
 
     /// Makes a responder.
     /// - Precondition: `maxRequestBytes` is not negative.
     public init(
         service: any SyncService, authenticator: any SyncAuthenticator, maxRequestBytes: Int = 64 << 20,
         logger: Logger = Logger(label: "anchorage.http"), loginThrottle: LoginThrottle? = nil,
-        limiter: RequestLimiter? = nil
+        limiter: RequestLimiter? = nil, observability: ServerObservability = ServerObservability()
     ) {
         precondition(maxRequestBytes >= 0, "maxRequestBytes must not be negative")
         self.service = service
@@ -60,10 +63,64 @@ public struct SyncServiceResponder<Context>: HTTPResponder {
         self.logger = logger
         self.loginThrottle = loginThrottle
         self.limiter = limiter
+        self.observability = observability
     }
 
     /// Answers one request; never throws (failures are answered with a status).
+    ///
+    /// `GET /health`, `GET /ready` and (when ``ServerObservability/prometheus`` is set) `GET /metrics`
+    /// are answered first, without credentials; every other request gets a ``RequestID``
+    /// (returned as `X-Request-ID`) and is counted in the request metrics.
     public func respond(to request: Request, context: Context) async throws -> Response {
+        let path = Self.pathWithoutQuery(of: request)
+        if let probe = await probeAnswer(request, path: path) { return probe }
+        let requestID = RequestID.id(fromClient: request.headers[Self.requestIDField])
+        let metrics = RequestMetrics(stack: observability.stack(of: path), factory: observability.factory)
+        var response: Response
+        do {
+            response = try await RequestID.$current.withValue(requestID) { try await respondLogged(to: request, context: context) }
+        } catch {
+            metrics.finish(status: 500)
+            throw error
+        }
+        metrics.finish(status: response.status.code)
+        response.headers[Self.requestIDField] = requestID
+        return response
+    }
+
+    /// The `X-Request-ID` header field.
+    private static var requestIDField: HTTPFields.Element.Name { HTTPFields.Element.Name(RequestID.header)! }
+
+    /// The answer to `GET /health`, `/ready` or `/metrics`, or `nil` for a request the service answers.
+    private func probeAnswer(_ request: Request, path: Substring) async -> Response? {
+        guard request.method == .get || request.method == .head else { return nil }
+        func text(_ status: HTTPResponse.Status, _ body: String, contentType: String = "text/plain; charset=utf-8") -> Response {
+            Response(
+                status: status, headers: [.contentType: contentType, .cacheControl: "no-store"],
+                body: ResponseBody(byteBuffer: ByteBuffer(string: body)))
+        }
+        switch path {
+        case "/health":
+            return text(.ok, "ok\n")
+        case "/ready":
+            guard let readiness = observability.readiness else { return text(.ok, "ready\n") }
+            do {
+                try await readiness()
+                return text(.ok, "ready\n")
+            } catch {
+                logger.warning("not ready: \(error)")
+                return text(.serviceUnavailable, "not ready\n")
+            }
+        case "/metrics":
+            guard let registry = observability.prometheus else { return nil }
+            return text(.ok, registry.emitToString(), contentType: "text/plain; version=0.0.4; charset=utf-8")
+        default:
+            return nil
+        }
+    }
+
+    /// Answers one request and logs it.
+    private func respondLogged(to request: Request, context: Context) async throws -> Response {
         let address = (context as? any RemoteAddressRequestContext)?.remoteAddress?.ipAddress
         let (response, account) = await answer(request, address: address)
         let level: Logger.Level = response.status < 400 ? .debug : .info
@@ -74,6 +131,7 @@ public struct SyncServiceResponder<Context>: HTTPResponder {
                 "http.path": "\(Self.pathWithoutQuery(of: request))",
                 "http.status": "\(response.status)",
                 "account": "\(account?.rawValue ?? "-")",
+                "request.id": "\(RequestID.current ?? "-")",
             ])
         return Self.httpResponse(response)
     }
@@ -113,11 +171,11 @@ public struct SyncServiceResponder<Context>: HTTPResponder {
         }
         loginThrottle?.recordSuccess(user: user)
         guard let limiter, admitted == true else {
-            return (await service.respond(to: syncRequest, context: ServiceContext(account: account)), account)
+            return (await service.respond(to: syncRequest, context: ServiceContext(account: account, requestID: RequestID.current)), account)
         }
         handedOver = true
         let service = self.service
-        return (await limiter.run { await service.respond(to: syncRequest, context: ServiceContext(account: account)) }, account)
+        return (await limiter.run { await service.respond(to: syncRequest, context: ServiceContext(account: account, requestID: RequestID.current)) }, account)
     }
 
     /// The ``SyncRequest`` a Hummingbird request maps to.

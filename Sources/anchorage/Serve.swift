@@ -21,6 +21,13 @@ struct Serve: AsyncParsableCommand {
             `anchorage users`). The server reads the file again whenever it changes, so accounts added \
             while it runs work at once; until the file has an account, every request is answered 401.
 
+            GET /health answers 200 while the server runs, GET /ready 200 when the store answers a \
+            trivial read (503 otherwise), and GET /metrics the Prometheus text exposition (requests by \
+            stack and status, durations, records received and sent, conflicts, store latency; turn it \
+            off with --no-metrics); all three without credentials. Every answer carries X-Request-ID \
+            (the client's when it sends a sane one), and so does every log line about that request. \
+            Log lines go to standard error, as text or, with --log-format json, one JSON object a line.
+
             Limits against abuse: after --login-failures failed logins for one account (or \
             --login-failures-per-address from one address) its requests get 429 with Retry-After, \
             without the password being checked, for 1 minute, doubling with each further failure up to \
@@ -80,6 +87,12 @@ struct Serve: AsyncParsableCommand {
     @Option(help: "The log level: trace, debug, info, notice, warning, error, critical.")
     var logLevel: Logger.Level = .info
 
+    @Option(help: "How log lines are written to standard error: text, or json (one object a line: time, level, message, label, metadata).")
+    var logFormat: LogFormat = .text
+
+    @Flag(inversion: .prefixedNo, help: "Serve GET /metrics (Prometheus text format, without credentials).")
+    var metrics = true
+
     /// Refuses an OTA message limit the server would silently raise.
     func validate() throws {
         guard otaMaxMessageBytes >= 4_096 else { throw ValidationError("--ota-max-message-bytes must be at least 4096") }
@@ -93,6 +106,7 @@ struct Serve: AsyncParsableCommand {
     }
 
     func run() async throws {
+        let registry = Self.bootstrapObservability(format: logFormat, level: logLevel)
         var logger = Logger(label: "anchorage.serve")
         logger.logLevel = logLevel
         let authenticator: UsersFileAuthenticator
@@ -109,11 +123,12 @@ struct Serve: AsyncParsableCommand {
             FileHandle.standardError.write(Data(
                 "anchorage: no accounts in \(users) yet, so every request is refused (401); add one while the server runs: echo PASSWORD | anchorage users add NAME --file \(users)\n".utf8))
         }
-        try await store.withStore { unlimitedStore in
+        try await store.withStore { unmeteredStore in
+            let meteredStore = MeteredStore(unmeteredStore)
             let syncStore: any SyncStore =
                 quotaRecords == nil && quotaBytes == nil
-                ? unlimitedStore
-                : QuotaStore(base: unlimitedStore, limits: .init(records: quotaRecords, bytes: quotaBytes))
+                ? meteredStore
+                : QuotaStore(base: meteredStore, limits: .init(records: quotaRecords, bytes: quotaBytes))
             let router = ServiceRouter()
                 .mounting(AquasyncServer(store: syncStore, codecs: CodecChoice.allCodecs), at: "/deltas")
                 .mounting(
@@ -137,7 +152,9 @@ struct Serve: AsyncParsableCommand {
                 logger: logger,
                 onRunning: { [host, store] port in
                     FileHandle.standardOutput.write(Data("anchorage \(AnchorageVersion.current) serving on http://\(host):\(port) (store \(store); Aquasync at /deltas, appSync at /rest, OTA at /ota)\n".utf8))
-                })
+                },
+                observability: ServerObservability(
+                    readiness: ServerObservability.storeReadiness(unmeteredStore), prometheus: metrics ? registry : nil))
             try await server.runService()
         }
     }

@@ -20,11 +20,14 @@ public struct ServiceContext: Sendable, Hashable {
     public var account: AccountID
     /// The path prefix the service is mounted under (`/ota`), empty at the root.
     public var mountPath: String
+    /// The request's id (the HTTP server's `X-Request-ID`), for log lines about it; `nil` when the transport has none.
+    public var requestID: String?
 
     /// Makes a context.
-    public init(account: AccountID, mountPath: String = "") {
+    public init(account: AccountID, mountPath: String = "", requestID: String? = nil) {
         self.account = account
         self.mountPath = mountPath
+        self.requestID = requestID
     }
 }
 

@@ -1,0 +1,98 @@
+public import CoreMetrics
+public import Prometheus
+public import SyncCore
+
+/// What an HTTP sync server reports about itself: probes, metrics and request metrics.
+///
+/// ``SyncServiceResponder`` answers three paths itself, before authentication and
+/// without credentials:
+/// - `GET /health` — 200 while the process serves (liveness);
+/// - `GET /ready` — 200 when ``readiness`` succeeds (or there is none), 503 when it throws;
+/// - `GET /metrics` — the Prometheus text exposition of ``prometheus``, only when it is set
+///   (otherwise the path goes to the service like any other).
+///
+/// Every other request is counted through swift-metrics (``metricsFactory``, by default
+/// the global one an app bootstraps): `anchorage_http_requests_total{stack,status}`,
+/// `anchorage_http_request_duration_seconds{stack}` and the gauge
+/// `anchorage_http_requests_in_flight`; `stack` is the name ``stacks`` gives the
+/// request's path prefix, `other` when none matches.
+///
+/// ```swift
+/// let registry = PrometheusCollectorRegistry()
+/// MetricsSystem.bootstrap(PrometheusMetricsFactory(registry: registry))
+/// let observability = ServerObservability(
+///     readiness: ServerObservability.storeReadiness(store), prometheus: registry)
+/// let server = HTTPSyncServer(service: router, authenticator: authenticator, observability: observability)
+/// ```
+public struct ServerObservability: Sendable {
+    /// The stack names of the standard mounts: `/deltas` Aquasync, `/rest` appSync, `/ota` OTA.
+    public static let standardStacks: [String: String] = ["/deltas": "aquasync", "/rest": "appsync", "/ota": "ota"]
+
+    /// Checks that the server can do its work (`GET /ready`): throws when it cannot; `nil` is always ready.
+    public var readiness: (@Sendable () async throws -> Void)?
+    /// The registry `GET /metrics` exposes; `nil` leaves `/metrics` to the service.
+    public var prometheus: PrometheusCollectorRegistry?
+    /// Where request metrics go; `nil` is swift-metrics' global factory, looked up at each request.
+    public var metricsFactory: (any MetricsFactory)?
+    /// The `stack` label of each path prefix (the longest matching prefix wins); others are `other`.
+    public var stacks: [String: String]
+
+    /// Makes the observability of a server.
+    /// - Parameters:
+    ///   - readiness: Checks that the server can do its work; `nil` is always ready.
+    ///   - prometheus: The registry `GET /metrics` exposes, or `nil` for no `/metrics`.
+    ///   - metricsFactory: Where request metrics go; `nil` for swift-metrics' global factory.
+    ///   - stacks: The `stack` label of each path prefix.
+    public init(
+        readiness: (@Sendable () async throws -> Void)? = nil, prometheus: PrometheusCollectorRegistry? = nil,
+        metricsFactory: (any MetricsFactory)? = nil, stacks: [String: String] = Self.standardStacks
+    ) {
+        self.readiness = readiness
+        self.prometheus = prometheus
+        self.metricsFactory = metricsFactory
+        self.stacks = stacks
+    }
+
+    /// A readiness check that asks `store` for a trivial read: the latest position of an account no one uses.
+    public static func storeReadiness(_ store: any SyncStore) -> @Sendable () async throws -> Void {
+        { _ = try await store.latestPosition(for: "anchorage.readiness-probe") }
+    }
+
+    /// The `stack` label of a request path.
+    func stack(of path: Substring) -> String {
+        let matching = stacks.filter { prefix, _ in
+            prefix == "/" || path == prefix || path.hasPrefix(prefix + "/") || path.hasPrefix(prefix + ":")
+        }
+        return matching.max { $0.key.count < $1.key.count }?.value ?? "other"
+    }
+
+    /// The factory request metrics go to now.
+    var factory: any MetricsFactory { metricsFactory ?? MetricsSystem.factory }
+}
+
+/// The metrics of one request, as ``SyncServiceResponder`` counts them.
+struct RequestMetrics {
+    let stack: String
+    let factory: any MetricsFactory
+    let start = ContinuousClock.now
+
+    private var inFlight: Meter { Meter(label: "anchorage_http_requests_in_flight", factory: factory) }
+
+    /// Counts the request in flight; call ``finish(status:)`` once it is answered.
+    init(stack: String, factory: any MetricsFactory) {
+        self.stack = stack
+        self.factory = factory
+        inFlight.increment()
+    }
+
+    /// Counts the answered request by status and records its duration.
+    func finish(status: Int) {
+        inFlight.decrement()
+        Counter(label: "anchorage_http_requests_total", dimensions: [("stack", stack), ("status", String(status))], factory: factory)
+            .increment()
+        let elapsed = ContinuousClock.now - start
+        let (seconds, attoseconds) = elapsed.components
+        CoreMetrics.Timer(label: "anchorage_http_request_duration_seconds", dimensions: [("stack", stack)], factory: factory)
+            .recordNanoseconds(seconds * 1_000_000_000 + attoseconds / 1_000_000_000)
+    }
+}
