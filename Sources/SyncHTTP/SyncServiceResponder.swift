@@ -14,7 +14,12 @@ public import SyncCore
 /// `Content-Type`, `Accept`, `User-Agent`, and the `ota-session` cookie
 /// (``SessionCookie``) — and writes the service's ``SyncResponse`` back.
 /// It logs one line per request: method, path (without the query, which may
-/// hold tokens), status and account.
+/// hold tokens), status, account and ``RequestID``.
+///
+/// Three paths it answers itself, before all that and without credentials
+/// (see ``ServerObservability``): `GET /health`, `GET /ready` and, when
+/// ``ServerObservability/prometheus`` is set, `GET /metrics`. Every other
+/// request is counted in the request metrics and answered with `X-Request-ID`.
 ///
 /// With a ``limiter``, a request beyond ``RequestLimiter/maxConcurrentRequests``
 /// is answered 503 before its body is read, and a service slower than
