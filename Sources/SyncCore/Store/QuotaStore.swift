@@ -8,8 +8,8 @@ import Synchronization
 ///
 /// Each transaction counts what its writes add and remove — a live record
 /// counts once, with the bytes of its collection, id and fields in the
-/// durable stores' binary form (``StoredValueFormat``); a tombstone counts
-/// nothing, so deleting frees quota — and keeps the account's totals in the
+/// durable stores' binary form; a tombstone counts nothing, so deleting
+/// frees quota — and keeps the account's totals in the
 /// store's metadata (peer ``usagePeer``) **in the same transaction**, so they
 /// are exact, survive restarts, and are shared by every process on the same
 /// database. A transaction that would leave the account above a limit while
