@@ -44,10 +44,15 @@ struct HTTPClientTransportFailureTests {
     func connectionRefused() async throws {
         // The address of a server that has just shut down: nothing listens there any more.
         let closedURL = try await Self.withServer(EchoService()) { $0 }
-        // The refusal comes at once; the time limit is only a bound, long enough that a busy
-        // machine's event loop never turns the refusal into a timeout.
-        let transport = HTTPClientTransport(baseURL: closedURL, configuration: .init(timeout: .seconds(30)))
+        // AsyncHTTPClient retries a refused connection until the deadline, and then reports either the
+        // refusal or the deadline, whichever its event loop sees first; a client that does not retry
+        // reports the refusal itself, every time.
+        var once = HTTPClient.Configuration()
+        once.connectionPool.retryConnectionEstablishment = false
+        let transport = HTTPClientTransport(
+            baseURL: closedURL, configuration: .init(timeout: .seconds(30)), clientConfiguration: once)
         let error = await #expect(throws: TransportError.self) { try await transport.send(Self.ping) }
+        try await transport.shutdown()
         #expect(error?.code == .connectionFailed)
     }
 
