@@ -3,7 +3,8 @@
 # Usage: scripts/install-deps.sh [--postgres] [--python]
 set -euo pipefail
 
-packages=(pkg-config libxml2-dev libmsgpack-dev libsqlite3-dev zlib1g-dev)
+# openssl makes the certificate authority and server certificate the HTTPS tests use.
+packages=(pkg-config libxml2-dev libmsgpack-dev libsqlite3-dev zlib1g-dev openssl)
 want_python=0
 for arg in "$@"; do
     case "$arg" in

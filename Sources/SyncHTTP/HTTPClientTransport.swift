@@ -2,6 +2,7 @@ public import AsyncHTTPClient
 public import FoundationEssentials
 import NIOCore
 import NIOHTTP1
+import NIOSSL
 public import SyncCore
 
 /// Sends ``SyncRequest``s over HTTP/1.1 with AsyncHTTPClient.
@@ -17,16 +18,37 @@ public import SyncCore
 /// `ota-session` cookie) and user agent become headers — the user agent is
 /// ``AnchorageVersion/userAgent`` unless the request names one. Any HTTP status
 /// comes back as a ``SyncResponse``; only a failure to get one — no connection,
-/// a timeout, an answer larger than ``Configuration/maxResponseBytes`` — throws
-/// a ``TransportError``.
+/// a timeout, an answer larger than ``Configuration/maxResponseBytes``, a TLS
+/// handshake that failed — throws a ``TransportError``.
+///
+/// ## HTTPS
+/// An `https://` base URL works with every initializer; the server's
+/// certificate must then be signed by an authority the client trusts. The
+/// system's trust store holds the public ones. For a server whose certificate
+/// a private authority signed (your own CA), make the transport with
+/// ``init(baseURL:configuration:trustRoots:)``:
+/// ```swift
+/// let transport = try HTTPClientTransport(
+///     baseURL: URL(string: "https://sync.internal:8443")!,
+///     trustRoots: .certificates(pemFile: "/etc/anchorage/ca.pem"))
+/// // … requests …
+/// try await transport.shutdown()
+/// ```
+/// A certificate the client does not trust fails with
+/// ``TransportError/Code/tlsFailed``, which is not retried. Prefer that
+/// initializer for any `https://` server (``TrustRoots/system`` for one with
+/// a public certificate): it reports a failed handshake at once, while on
+/// the shared client AsyncHTTPClient keeps trying the connection until the
+/// ``Configuration/timeout`` and may then report a time-out instead.
 ///
 /// Who shuts the `HTTPClient` down:
 /// - ``init(baseURL:configuration:client:)`` uses a client it is given — by
 ///   default AsyncHTTPClient's `HTTPClient.shared`, which never needs shutting
 ///   down; a client of your own you shut down yourself after the last request.
-/// - ``init(baseURL:configuration:clientConfiguration:)`` makes a client the
-///   transport owns; call ``shutdown()`` after the last request (copies of the
-///   transport share that client).
+/// - ``init(baseURL:configuration:clientConfiguration:)`` and
+///   ``init(baseURL:configuration:trustRoots:)`` make a client the transport
+///   owns; call ``shutdown()`` after the last request (copies of the transport
+///   share that client).
 public struct HTTPClientTransport: SyncClientTransport {
     /// Limits of one exchange.
     public struct Configuration: Sendable, Hashable {
@@ -83,6 +105,26 @@ public struct HTTPClientTransport: SyncClientTransport {
         self.ownsClient = true
     }
 
+    /// Makes a transport with a client of its own that trusts the certificate
+    /// authorities in `trustRoots`; call ``shutdown()`` after the last request.
+    ///
+    /// The client does not keep retrying a failed connection until the
+    /// timeout, as AsyncHTTPClient otherwise does: a refused connection
+    /// fails at once (``TransportError/Code/connectionFailed``, which a
+    /// `SyncEndpoint` retries by its `RetryPolicy`), and so does a
+    /// certificate the client does not trust (``TransportError/Code/tlsFailed``).
+    /// - Parameters:
+    ///   - baseURL: The server's address, such as `https://sync.internal:8443`.
+    ///   - configuration: Timeout and answer size limit.
+    ///   - trustRoots: The certificate authorities a server's certificate must be signed by.
+    public init(baseURL: URL, configuration: Configuration = Configuration(), trustRoots: TrustRoots) {
+        var tls = TLSConfiguration.makeClientConfiguration()
+        tls.trustRoots = trustRoots.nioTrustRoots
+        var clientConfiguration = HTTPClient.Configuration(tlsConfiguration: tls)
+        clientConfiguration.connectionPool.retryConnectionEstablishment = false
+        self.init(baseURL: baseURL, configuration: configuration, clientConfiguration: clientConfiguration)
+    }
+
     /// Shuts down the client when the transport owns it; does nothing otherwise.
     ///
     /// Requests sent after it fail with ``TransportError``.
@@ -118,9 +160,38 @@ public struct HTTPClientTransport: SyncClientTransport {
             throw TransportError(.invalidResponse, "\(what): the answer is not valid HTTP: \(error)", underlying: error)
         } catch let error as HTTPParserError {
             throw TransportError(.invalidResponse, "\(what): the answer is not valid HTTP: \(error)", underlying: error)
+        } catch let error as NIOSSLError {
+            throw TransportError(.tlsFailed, Self.describe(error), underlying: error)
+        } catch let error as NIOSSLExtraError where error == .failedToValidateHostname {
+            throw TransportError(
+                .tlsFailed, "the server's certificate does not name \(baseURL.host ?? "the server")", underlying: error)
+        } catch let error as NIOSSLExtraError {
+            throw TransportError(.tlsFailed, "the TLS handshake failed (\(error))", underlying: error)
         } catch {
             throw TransportError(.connectionFailed, "\(what) failed: \(error)", underlying: error)
         }
+    }
+
+    /// One line for a failed TLS handshake, saying first whether the certificate is not trusted.
+    private static func describe(_ error: NIOSSLError) -> String {
+        guard case .handshakeFailed(let failure) = error else { return "the TLS handshake failed (\(error))" }
+        let reasons: [String]
+        switch failure {
+        case .sslError(let stack), .unknownError(let stack):
+            // "Error: 268435581 error:1000007d:SSL routines:OPENSSL_internal:CERTIFICATE_VERIFY_FAILED at file:line"
+            reasons = stack.map { entry in
+                let text = "\(entry)"
+                let message = text.split(separator: " at ").first.map(String.init) ?? text
+                return message.split(separator: ":").last.map(String.init) ?? message
+            }
+        default:
+            reasons = ["\(failure)"]
+        }
+        let reason = reasons.joined(separator: ", ")
+        if reasons.contains("CERTIFICATE_VERIFY_FAILED") {
+            return "the server's certificate is not trusted (\(reason): it is not signed by a certificate authority this client trusts, or it has expired)"
+        }
+        return "the TLS handshake failed (\(reason))"
     }
 
     private static let timeoutErrors: [HTTPClientError] = [

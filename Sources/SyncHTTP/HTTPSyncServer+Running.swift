@@ -9,7 +9,8 @@ extension HTTPSyncServer {
     /// shuts it down when `body` returns or throws.
     ///
     /// With the default configuration the server listens on `127.0.0.1` on a
-    /// port the system chooses, so tests can run side by side:
+    /// port the system chooses, so tests can run side by side; with
+    /// ``Configuration/tls`` set, the base URL is `https://`:
     /// ```swift
     /// try await HTTPSyncServer.withRunningServer(service: echo, authenticator: authenticator) { baseURL in
     ///     let transport = HTTPClientTransport(baseURL: baseURL)
@@ -48,7 +49,7 @@ extension HTTPSyncServer {
             }
             let result: Result
             do {
-                result = try await body(baseURL(host: configuration.host, port: port))
+                result = try await body(baseURL(scheme: configuration.scheme, host: configuration.host, port: port))
             } catch {
                 await services.triggerGracefulShutdown()
                 try? await group.waitForAll()
@@ -60,15 +61,15 @@ extension HTTPSyncServer {
         }
     }
 
-    /// `http://host:port`, with a wildcard host replaced by loopback.
-    static func baseURL(host: String, port: Int) throws -> URL {
+    /// `scheme://host:port`, with a wildcard host replaced by loopback.
+    static func baseURL(scheme: String = "http", host: String, port: Int) throws -> URL {
         let reachableHost: String
         switch host {
         case "0.0.0.0", "": reachableHost = "127.0.0.1"
         case "::", "[::]": reachableHost = "[::1]"
         default: reachableHost = host.contains(":") && !host.hasPrefix("[") ? "[\(host)]" : host
         }
-        guard let url = URL(string: "http://\(reachableHost):\(port)") else {
+        guard let url = URL(string: "\(scheme)://\(reachableHost):\(port)") else {
             throw HTTPSyncServerError("'\(host)' does not make a valid URL")
         }
         return url

@@ -3,7 +3,8 @@ public import Logging
 public import NIOCore
 public import SyncCore
 
-/// Serves a ``SyncService`` over HTTP/1.1 with Hummingbird.
+/// Serves a ``SyncService`` over HTTP/1.1 with Hummingbird, inside TLS when
+/// the configuration has a certificate (``Configuration/tls``).
 ///
 /// Every request, on any path and with any method, goes through a
 /// ``SyncServiceResponder``: body limit, authentication, then the service.
@@ -16,7 +17,9 @@ public import SyncCore
 /// let server = HTTPSyncServer(
 ///     service: ServiceRouter().mounting(otaServer, at: "/ota"),
 ///     authenticator: authenticator,
-///     configuration: .init(host: "0.0.0.0", port: 8080))
+///     configuration: .init(
+///         host: "0.0.0.0", port: 8443,
+///         tls: try HTTPSyncServer.TLS(certificateChainFile: "cert.pem", privateKeyFile: "key.pem")))
 /// try await server.runService()
 /// ```
 ///
@@ -37,13 +40,15 @@ public struct HTTPSyncServer: ApplicationProtocol {
         public var requestTimeout: Duration?
         /// How failed logins are limited (429 with `Retry-After`); `nil` for no limit. See ``LoginThrottle``.
         public var loginThrottle: LoginThrottle.Policy?
+        /// The certificate and key to serve HTTPS with; `nil` serves plain HTTP.
+        public var tls: TLS?
 
         /// Makes a configuration: loopback, a free port and 64 MiB bodies by default,
-        /// 256 requests at once, 60 seconds each, and ``LoginThrottle/Policy/standard``.
+        /// 256 requests at once, 60 seconds each, ``LoginThrottle/Policy/standard``, and plain HTTP.
         public init(
             host: String = "127.0.0.1", port: Int = 0, maxRequestBytes: Int = 64 << 20,
             maxConcurrentRequests: Int? = 256, requestTimeout: Duration? = .seconds(60),
-            loginThrottle: LoginThrottle.Policy? = .standard
+            loginThrottle: LoginThrottle.Policy? = .standard, tls: TLS? = nil
         ) {
             self.host = host
             self.port = port
@@ -51,7 +56,23 @@ public struct HTTPSyncServer: ApplicationProtocol {
             self.maxConcurrentRequests = maxConcurrentRequests
             self.requestTimeout = requestTimeout
             self.loginThrottle = loginThrottle
+            self.tls = tls
         }
+
+        /// Whether ``host`` reaches this machine only: `localhost`, an address
+        /// in `127.0.0.0/8`, or `::1`. Any other address — `0.0.0.0` above all —
+        /// may be reached from the network, where plain HTTP shows passwords
+        /// and records to anyone on the way.
+        public var isLoopbackOnly: Bool {
+            var address = host.lowercased()
+            if address.hasPrefix("[") && address.hasSuffix("]") { address = String(address.dropFirst().dropLast()) }
+            if address == "localhost" || address == "::1" || address == "0:0:0:0:0:0:0:1" { return true }
+            let octets = address.split(separator: ".", omittingEmptySubsequences: false)
+            return octets.count == 4 && octets[0] == "127" && octets.allSatisfy { UInt8($0) != nil }
+        }
+
+        /// `https` with ``tls``, `http` without.
+        public var scheme: String { tls == nil ? "http" : "https" }
     }
 
     /// The service that answers every request.
@@ -120,7 +141,7 @@ public struct HTTPSyncServer: ApplicationProtocol {
     /// Logs the bound address and reports the port to `onRunning`.
     public func onServerRunning(_ channel: any Channel) async {
         let port = channel.localAddress?.port ?? serverConfiguration.port
-        logger.info("serving sync on \(serverConfiguration.host):\(port)")
+        logger.info("serving sync on \(serverConfiguration.scheme)://\(serverConfiguration.host):\(port)")
         await whenRunning?(port)
     }
 }

@@ -8,10 +8,10 @@ import OTASync
 import SyncCore
 import SyncHTTP
 
-/// `anchorage serve`: runs the sync server over HTTP.
+/// `anchorage serve`: runs the sync server over HTTP or HTTPS.
 struct Serve: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
-        abstract: "Run a sync server over HTTP.",
+        abstract: "Run a sync server over HTTP or HTTPS.",
         discussion: """
             Mounts every stack on one HTTP server: Aquasync at /deltas, appSync at /rest (object types \
             from --appsync-type) and OTA sync at /ota (dataclasses from --ota-dataclass; messages up to \
@@ -36,11 +36,19 @@ struct Serve: AsyncParsableCommand {
             --max-connections and --request-timeout cap the work in service (503 with Retry-After). \
             `anchorage users revoke NAME` removes an account's bearer tokens at once.
 
+            With --tls-cert and --tls-key (PEM files: the server's certificate, then any intermediate \
+            certificates; and its unencrypted private key) the server speaks HTTPS, and prints an \
+            https:// address. A certificate or key that is missing, unreadable or not a pair stops the \
+            server before it listens (exit status 66 when a file cannot be read, 65 when its contents are \
+            wrong). Without them it speaks plain HTTP, which is fine on 127.0.0.1; on any other address \
+            it prints a warning, since passwords and records would cross the network readable. See \
+            docs/deploying.md for making a certificate and trusting it on devices (`anchorage sync --ca-file`).
+
             Stops on SIGINT or SIGTERM after finishing the requests in flight.
             """
     )
 
-    @Option(help: "The address to listen on (0.0.0.0 for every interface).")
+    @Option(help: "The address to listen on (0.0.0.0 for every interface: use TLS there).")
     var host = "127.0.0.1"
 
     @Option(help: "The port to listen on (0 picks a free one and prints it).")
@@ -84,6 +92,14 @@ struct Serve: AsyncParsableCommand {
     @Option(help: "Failed logins from one client address that lock it (0: no limit; use 0 behind a reverse proxy).")
     var loginFailuresPerAddress = 30
 
+    @Option(
+        name: .customLong("tls-cert"),
+        help: "Serve HTTPS with this PEM certificate chain (the server's certificate first); needs --tls-key.")
+    var tlsCertificate: String?
+
+    @Option(name: .customLong("tls-key"), help: "The PEM private key of --tls-cert.")
+    var tlsKey: String?
+
     @Option(help: "The log level: trace, debug, info, notice, warning, error, critical.")
     var logLevel: Logger.Level = .info
 
@@ -103,12 +119,20 @@ struct Serve: AsyncParsableCommand {
         guard loginFailures >= 0, loginFailuresPerAddress >= 0 else {
             throw ValidationError("--login-failures and --login-failures-per-address must not be negative (0: no limit)")
         }
+        guard (tlsCertificate == nil) == (tlsKey == nil) else {
+            throw ValidationError("--tls-cert and --tls-key go together: pass both to serve HTTPS, or neither for plain HTTP")
+        }
     }
 
     func run() async throws {
         let registry = Self.bootstrapObservability(format: logFormat, level: logLevel)
         var logger = Logger(label: "anchorage.serve")
         logger.logLevel = logLevel
+        let tls = try loadTLS()
+        if tls == nil && !HTTPSyncServer.Configuration(host: host).isLoopbackOnly {
+            FileHandle.standardError.write(Data(
+                "anchorage: warning: serving plain HTTP on \(host), which other machines can reach: passwords, tokens and records cross the network unencrypted; pass --tls-cert and --tls-key, or put a TLS proxy in front\n".utf8))
+        }
         let authenticator: UsersFileAuthenticator
         do {
             authenticator = try UsersFileAuthenticator(contentsOf: URL(fileURLWithPath: users)) { [users, logger] error in
@@ -148,14 +172,30 @@ struct Serve: AsyncParsableCommand {
                         ? nil
                         : LoginThrottle.Policy(
                             maxFailuresPerAccount: loginFailures == 0 ? nil : loginFailures,
-                            maxFailuresPerAddress: loginFailuresPerAddress == 0 ? nil : loginFailuresPerAddress)),
+                            maxFailuresPerAddress: loginFailuresPerAddress == 0 ? nil : loginFailuresPerAddress),
+                    tls: tls),
                 logger: logger,
                 onRunning: { [host, store] port in
-                    FileHandle.standardOutput.write(Data("anchorage \(AnchorageVersion.current) serving on http://\(host):\(port) (store \(store); Aquasync at /deltas, appSync at /rest, OTA at /ota)\n".utf8))
+                    FileHandle.standardOutput.write(Data("anchorage \(AnchorageVersion.current) serving on \(tls == nil ? "http" : "https")://\(host):\(port) (store \(store); Aquasync at /deltas, appSync at /rest, OTA at /ota)\n".utf8))
                 },
                 observability: ServerObservability(
                     readiness: ServerObservability.storeReadiness(unmeteredStore), prometheus: metrics ? registry : nil))
             try await server.runService()
+        }
+    }
+}
+
+extension Serve {
+    /// The certificate and key from --tls-cert and --tls-key, read and checked
+    /// before the server listens; `nil` without them.
+    /// - Throws: one line and exit status 66 when a file cannot be read, 65 when
+    ///   it holds no certificate or key or the key does not belong to the certificate.
+    func loadTLS() throws -> HTTPSyncServer.TLS? {
+        guard let tlsCertificate, let tlsKey else { return nil }
+        do {
+            return try HTTPSyncServer.TLS(certificateChainFile: tlsCertificate, privateKeyFile: tlsKey)
+        } catch {
+            throw failure("cannot serve HTTPS: \(error.message)", code: error.code == .unreadable ? 66 : 65)
         }
     }
 }

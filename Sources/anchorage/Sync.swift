@@ -23,8 +23,13 @@ struct Sync: AsyncParsableCommand {
             first OTA use and kept in it). --stack appsync syncs the --appsync-type
             object types with /rest.
 
-            Exit status: 0 synced; 64 a bad argument, or no account or password; 69
-            the server refused or could not be reached; 74 the store cannot be opened.
+            An https:// server's certificate must be signed by a certificate authority
+            the system trusts, or by one in the PEM file --ca-file names (your own CA):
+            a certificate that is not trusted stops the sync at once with one line.
+
+            Exit status: 0 synced; 64 a bad argument, or no account or password; 66
+            --ca-file cannot be read (65: it holds no certificate); 69 the server
+            refused, could not be reached or is not trusted; 74 the store cannot be opened.
             """
     )
 
@@ -49,8 +54,7 @@ struct Sync: AsyncParsableCommand {
     @Option(help: "The sync protocol.")
     var stack: Stack = .aquasync
 
-    @Option(help: "The server's address, such as http://127.0.0.1:8080.")
-    var server: String
+    @OptionGroup var connection: ServerOptions
 
     @Option(help: "The device's local store: sqlite:PATH, postgres://USER@HOST:PORT/DATABASE or memory.")
     var store = StoreOption(argument: "sqlite:anchorage-device.sqlite")!
@@ -78,41 +82,19 @@ struct Sync: AsyncParsableCommand {
     var deviceID: String?
 
     func run() async throws {
-        guard let url = URL(string: server), url.scheme == "http" || url.scheme == "https" else {
-            throw ValidationError("--server must be an http:// or https:// address")
-        }
         do {
             try await store.withStore { localStore in
                 // Everything the credentials need is settled before the first request.
                 let account = try await DeviceSettings.account(user, stack: stack.rawValue, in: localStore)
-                let transport = try Self.transport(
-                    to: url, as: account, stack: stack, environment: ProcessInfo.processInfo.environment)
-                switch stack {
-                case .aquasync:
-                    let client = AquasyncClient(store: localStore, transport: transport, codec: codec.codec)
-                    let report = try await client.sync()
-                    print("synced with \(server) in \(codec.rawValue): pulled \(report.pulled), pushed \(report.pushed), latest UST \(try await client.latestUST())")
-                case .appsync:
-                    let client = AppSyncClient(
-                        store: localStore, transport: transport, codec: codec.codec,
-                        types: try appSyncTypes.map(AppSyncObjectType.init(argument:)),
-                        configuration: .init(conflictPolicy: priority.policy))
-                    let report = try await client.sync()
-                    print("synced with \(server) in \(codec.rawValue): downloaded \(report.downloaded), uploaded \(report.uploaded), conflicts \(report.conflicts), rejected \(report.rejected.count)")
-                case .ota:
-                    guard let account else { throw Self.noAccount(stack) }
-                    let device: String
-                    if let deviceID { device = deviceID } else { device = try await DeviceSettings.deviceID(in: localStore) }
-                    let client = OTAClient(
-                        records: OTADeviceRecords(store: localStore, account: account), deviceID: device,
-                        transport: transport, codec: codec.codec, dataclasses: Self.unique(dataclasses))
-                    let report = try await client.sync()
-                    print("synced with \(server) in \(codec.rawValue) as \(account) (device \(device)): \(Self.summary(report, dataclasses: client.dataclasses))")
+                let credentials = try Self.credentials(
+                    for: account, stack: stack, environment: ProcessInfo.processInfo.environment)
+                try await connection.withTransport { transport in
+                    try await sync(localStore, as: account, over: transport.with(CredentialsMiddleware(credentials)))
                 }
             }
         } catch let error as SyncClientError {
-            // Every stack's failure to reach the server or read its answer.
-            throw failure("sync failed: \(error)", code: 69)
+            // Every stack's failure to reach the server or read its answer; an untrusted certificate says what to pass.
+            throw failure(connection.describe(error, what: "sync"), code: 69)
         } catch let error as OTAClientError {
             // The OTA server refused a message or a dataclass.
             throw failure("sync failed: \(error)", code: 69)
@@ -122,23 +104,46 @@ struct Sync: AsyncParsableCommand {
         }
     }
 
-    /// A transport to `url` with the credentials from `environment`: a bearer
-    /// token from ANCHORAGE_TOKEN, or else `account` with the password from
-    /// ANCHORAGE_PASSWORD.
+    /// Syncs `localStore` with the server once, in the chosen stack, and prints what happened.
+    private func sync(_ localStore: any SyncStore, as account: AccountID?, over transport: any SyncClientTransport) async throws {
+        let server = connection.server
+        switch stack {
+        case .aquasync:
+            let client = AquasyncClient(store: localStore, transport: transport, codec: codec.codec)
+            let report = try await client.sync()
+            print("synced with \(server) in \(codec.rawValue): pulled \(report.pulled), pushed \(report.pushed), latest UST \(try await client.latestUST())")
+        case .appsync:
+            let client = AppSyncClient(
+                store: localStore, transport: transport, codec: codec.codec,
+                types: try appSyncTypes.map(AppSyncObjectType.init(argument:)),
+                configuration: .init(conflictPolicy: priority.policy))
+            let report = try await client.sync()
+            print("synced with \(server) in \(codec.rawValue): downloaded \(report.downloaded), uploaded \(report.uploaded), conflicts \(report.conflicts), rejected \(report.rejected.count)")
+        case .ota:
+            guard let account else { throw Self.noAccount(stack) }
+            let device: String
+            if let deviceID { device = deviceID } else { device = try await DeviceSettings.deviceID(in: localStore) }
+            let client = OTAClient(
+                records: OTADeviceRecords(store: localStore, account: account), deviceID: device,
+                transport: transport, codec: codec.codec, dataclasses: Self.unique(dataclasses))
+            let report = try await client.sync()
+            print("synced with \(server) in \(codec.rawValue) as \(account) (device \(device)): \(Self.summary(report, dataclasses: client.dataclasses))")
+        }
+    }
+
+    /// The credentials from `environment`: a bearer token from ANCHORAGE_TOKEN,
+    /// or else `account` with the password from ANCHORAGE_PASSWORD.
     /// - Throws: exit status 64, with one line, when there is no token and the
     ///   account or the password is missing, so nothing is sent that the server must refuse.
-    static func transport(
-        to url: URL, as account: AccountID?, stack: Stack, environment: [String: String]
-    ) throws -> any SyncClientTransport {
-        let transport: any SyncClientTransport = HTTPClientTransport(baseURL: url)
-        if let token = environment["ANCHORAGE_TOKEN"], !token.isEmpty {
-            return transport.with(CredentialsMiddleware(.bearer(token)))
-        }
+    static func credentials(
+        for account: AccountID?, stack: Stack, environment: [String: String]
+    ) throws -> Credentials {
+        if let token = environment["ANCHORAGE_TOKEN"], !token.isEmpty { return .bearer(token) }
         guard let account else { throw noAccount(stack) }
         guard let password = environment["ANCHORAGE_PASSWORD"], !password.isEmpty else {
             throw failure("set ANCHORAGE_PASSWORD to the password of \(account) (or ANCHORAGE_TOKEN to a bearer token)", code: 64)
         }
-        return transport.with(CredentialsMiddleware(.basic(username: account.rawValue, password: password)))
+        return .basic(username: account.rawValue, password: password)
     }
 
     /// The one line, naming `--user`, of a sync whose account is unknown (exit status 64).

@@ -35,11 +35,12 @@ public struct AnchorageTool: Sendable {
     public struct Server: Sendable {
         /// The process.
         public let process: ChildProcess.Running
-        /// `http://127.0.0.1:PORT`.
+        /// `http://127.0.0.1:PORT`, or `https://…` when it serves TLS.
         public let url: URL
     }
 
-    /// Starts `anchorage serve --port 0 ARGUMENTS` and waits until it prints the address it serves on.
+    /// Starts `anchorage serve --port 0 ARGUMENTS` and waits until it prints the address it serves on
+    /// (`http://` or, with `--tls-cert`, `https://`).
     public func serve(
         _ arguments: [String], environment: [String: String] = [:], workingDirectory: String? = nil
     ) async throws -> Server {
@@ -48,7 +49,8 @@ public struct AnchorageTool: Sendable {
             workingDirectory: workingDirectory)
         let url = try await process.waitForOutputLine(timeout: .seconds(300)) { line in
             line.contains("serving on")
-                ? line.split(separator: " ").first { $0.hasPrefix("http://") }.flatMap { URL(string: String($0)) } : nil
+                ? line.split(separator: " ").first { $0.hasPrefix("http://") || $0.hasPrefix("https://") }
+                    .flatMap { URL(string: String($0)) } : nil
         }
         return Server(process: process, url: url)
     }

@@ -9,7 +9,9 @@
 ///
 /// What is retried (``SyncEndpoint`` asks ``isTransient(status:idempotent:)``
 /// and ``isTransient(_:)``):
-/// - no answer at all: the connection failed, was cut, or timed out;
+/// - no answer at all: the connection failed, was cut, or timed out — but
+///   not a failed TLS handshake (``TransportError/Code/tlsFailed``): an
+///   untrusted certificate is as untrusted on the next attempt;
 /// - 429 Too Many Requests and 503 Service Unavailable, for every request:
 ///   the server did not act on it;
 /// - any other 5xx only for an idempotent request, which may be applied twice
@@ -94,7 +96,8 @@ public struct RetryPolicy: Sendable, Hashable {
     }
 
     /// Whether a transport failure is worth sending again: a failed or cut
-    /// connection, or a time-out; not an answer that was not valid HTTP or too large.
+    /// connection, or a time-out; not an answer that was not valid HTTP or too
+    /// large, nor a failed TLS handshake.
     public static func isTransient(_ error: TransportError) -> Bool {
         error.code == .connectionFailed || error.code == .timedOut
     }

@@ -21,6 +21,10 @@ public struct SyncClientError: Error, Sendable, CustomStringConvertible {
         private init(_ name: String) { self.name = name }
         /// No answer arrived: the connection failed, was cut or timed out.
         public static let connectionFailed = Code("connection failed")
+        /// No connection was made because its TLS handshake failed: most often
+        /// the server's certificate is not signed by an authority the client
+        /// trusts, or does not name the server. Not retried.
+        public static let tlsFailed = Code("TLS failed")
         /// The server answered 401: no credentials, or wrong ones.
         public static let unauthorized = Code("unauthorized")
         /// The server answered 429: too many requests.

@@ -117,7 +117,7 @@ public struct SyncEndpoint: Sendable {
             case .failure(let error):
                 guard attempt < retry.maxAttempts, RetryPolicy.isTransient(error) else {
                     throw SyncClientError(
-                        error.code == .invalidResponse ? .invalidResponse : .connectionFailed,
+                        Self.code(for: error),
                         "\(Self.describe(request)): \(error.message)\(Self.attemptsNote(attempt))", underlying: error)
                 }
                 wait = retry.jitteredDelay(beforeRetry: attempt, using: &random)
@@ -191,6 +191,15 @@ public struct SyncEndpoint: Sendable {
             SyncClientError.code(forStatus: response.status), status: response.status,
             "\(Self.describe(request)): server answered \(response.status)\(said.isEmpty ? "" : ": " + said)\(Self.attemptsNote(attempts))"
         )
+    }
+
+    /// The client error's code for a transport failure.
+    private static func code(for error: TransportError) -> SyncClientError.Code {
+        switch error.code {
+        case .invalidResponse: .invalidResponse
+        case .tlsFailed: .tlsFailed
+        default: .connectionFailed
+        }
     }
 
     private static func attemptsNote(_ attempts: Int) -> String {

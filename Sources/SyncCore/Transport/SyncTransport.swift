@@ -78,6 +78,10 @@ public struct TransportError: Error, Sendable, CustomStringConvertible {
         public static let timedOut = Code("timed out")
         /// The answer was not a valid HTTP answer, or was larger than allowed.
         public static let invalidResponse = Code("invalid response")
+        /// The TLS handshake failed: the server's certificate is not trusted or
+        /// does not name the server, or the two ends share no TLS version.
+        /// Sending again meets the same certificate, so it is not retried.
+        public static let tlsFailed = Code("TLS failed")
         /// The code's name.
         public var description: String { name }
     }
