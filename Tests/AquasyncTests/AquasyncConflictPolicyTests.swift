@@ -69,6 +69,21 @@ struct AquasyncConflictPolicyTests {
         return Edits(first: first, second: second, gid: gid)
     }
 
+    /// A note `first` made at +0 s and both devices synced, on one clock now at +10 s: the start of
+    /// the server-side policy tests, where `second` edits next.
+    static func sharedNote(_ harness: AquasyncHarness) async throws
+        -> (first: AquasyncClient, second: AquasyncClient, gid: String, clock: TestClock)
+    {
+        let clock = TestClock(wallTime: .milliseconds(1_700_000_000_000))
+        let first = harness.client(.json, clock: clock)
+        let second = harness.client(.json, clock: clock)
+        let gid = try await first.save("Note", fields: ["text": "base"])
+        try await first.sync()
+        try await second.sync()
+        clock.wallTime = .milliseconds(1_700_000_010_000)
+        return (first, second, gid, clock)
+    }
+
     func serverText(_ harness: AquasyncHarness) async throws -> SyncValue? {
         let answer = try await harness.send(SyncRequest(method: .get, path: "/deltas/from:0", accept: "application/json"))
         return try DeltaPack(JSONCodec().decode(answer.body), requireID: false).models["Note"]?.first?.fields["text"]
@@ -101,14 +116,7 @@ struct AquasyncConflictPolicyTests {
     func serverPolicyServerWins() async throws {
         var harness = AquasyncHarness()
         harness.conflictPolicy = .serverWins
-        let clock = TestClock(wallTime: .milliseconds(1_700_000_000_000))
-        let first = harness.client(.json, clock: clock)
-        let second = harness.client(.json, clock: clock)
-        let gid = try await first.save("Note", fields: ["text": "base"])
-        try await first.sync()
-        try await second.sync()
-
-        clock.wallTime = .milliseconds(1_700_000_010_000)
+        let (first, second, gid, clock) = try await Self.sharedNote(harness)
         try await second.save("Note", gid: gid, fields: ["text": "second's newer edit"])
         #expect(try await second.sync().pushed == 1)
         #expect(try await serverText(harness) == "base")
@@ -154,14 +162,7 @@ struct AquasyncConflictPolicyTests {
     func serverMerge() async throws {
         var harness = AquasyncHarness()
         harness.conflictPolicy = Self.joining
-        let clock = TestClock(wallTime: .milliseconds(1_700_000_000_000))
-        let first = harness.client(.json, clock: clock)
-        let second = harness.client(.json, clock: clock)
-        let gid = try await first.save("Note", fields: ["text": "base"])
-        try await first.sync()
-        try await second.sync()
-
-        clock.wallTime = .milliseconds(1_700_000_010_000)
+        let (first, second, gid, _) = try await Self.sharedNote(harness)
         try await second.save("Note", gid: gid, fields: ["text": "edit"])
         try await second.sync()
         #expect(try await serverText(harness) == "base + edit")
@@ -191,14 +192,7 @@ struct AquasyncConflictPolicyTests {
     func serverKeepsBoth() async throws {
         var harness = AquasyncHarness()
         harness.conflictPolicy = DeferredPolicy { _ in .keepBoth }
-        let clock = TestClock(wallTime: .milliseconds(1_700_000_000_000))
-        let first = harness.client(.json, clock: clock)
-        let second = harness.client(.json, clock: clock)
-        let gid = try await first.save("Note", fields: ["text": "base"])
-        try await first.sync()
-        try await second.sync()
-
-        clock.wallTime = .milliseconds(1_700_000_010_000)
+        let (first, second, gid, _) = try await Self.sharedNote(harness)
         try await second.save("Note", gid: gid, fields: ["text": "edit"])
         try await second.sync()
         for device in [first, second] {
