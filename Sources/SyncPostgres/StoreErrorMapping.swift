@@ -38,6 +38,7 @@ extension StoreError {
     /// The kind of failure a postgres-nio error stands for.
     private static func code(for error: PSQLError) -> Code {
         guard let state = sqlState(of: error) else { return .unavailable }
+        if state == "53100" { return .storageFull }  // disk_full
         switch state.prefix(2) {
         case "40": return .conflict  // transaction rollback: serialization failure, deadlock
         case "22": return .invalidArgument  // data exception: a value PostgreSQL cannot store

@@ -28,6 +28,8 @@ extension StoreError {
             .corrupt
         case .SQLITE_BUSY, .SQLITE_LOCKED:
             .conflict
+        case .SQLITE_FULL:
+            .storageFull
         default:
             .unavailable
         }

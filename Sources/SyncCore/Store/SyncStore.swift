@@ -163,6 +163,9 @@ public struct StoreError: Error, Sendable, CustomStringConvertible {
         /// The write would take the account over its quota of records or bytes (see ``QuotaStore``);
         /// nothing of the transaction was stored.
         public static let quotaExceeded = Code("quota exceeded")
+        /// The disk (or the store's configured size limit) is full: nothing of
+        /// the transaction was stored; it may pass when space is freed.
+        public static let storageFull = Code("storage full")
         /// The code's name.
         public var description: String { name }
     }

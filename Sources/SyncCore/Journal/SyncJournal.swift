@@ -1,0 +1,224 @@
+public import FoundationEssentials
+
+/// The one tracker of a device's local changes, used by every client: the
+/// seed's journal.
+///
+/// A local write commits its data and its journal entry in one store
+/// transaction, so neither exists without the other after a crash:
+///
+/// ```swift
+/// try await store.transaction(for: account) { tx in
+///     let before = try await tx.record(key)                      // what the device had
+///     try await tx.put(edited)                                   // the data, in the stack's form
+///     try await tx.journal.recordLocalChange(
+///         .modify, local: neutral(edited), at: clock.now(), basedOn: serverVersion(before))
+/// }
+/// ```
+///
+/// ## Rules
+/// - An entry holds the action, its time, the item as it is locally, and the
+///   **ArchCopy**: the version the change was based on (``JournalEntry/archCopy``).
+///   A newer action on the same item replaces the pending entry's action, time
+///   and local version but keeps its ArchCopy.
+/// - A sync sends what is ready (``JournalEntry/isReadyToSend``) and, when the
+///   server has taken a change, ``acknowledge(_:sequence:holding:)``s it: the
+///   entry leaves the journal, or — when the item changed again while the
+///   change was in flight — stays, based now on what the server took.
+/// - A version arriving from the server for an item with an entry is judged
+///   by ``JournalEntry/classify(_:)``: a conflict exactly when the server's
+///   version moved away from the ArchCopy to something else than the local
+///   version. Clocks play no part.
+/// - A conflict the policy defers (ask the user, ``AskUserPolicy``) stays open
+///   with the server's version beside the local one (``openConflict(_:remote:)``)
+///   until the application ``answer(_:with:)``s it; the next sync carries the
+///   answer out.
+/// - A change the server refuses for good is ``remove(_:)``d and reported; a
+///   failure that may pass keeps every entry (see ``SyncFailureClass``).
+///
+/// Entries are records of the collection ``collection`` in the device's own
+/// account, so they travel in the store's transactions, crash safety and
+/// backups with the data; stacks never sync that collection.
+public struct SyncJournal: Sendable {
+    /// The collection the entries are kept in.
+    public static let collection: CollectionID = "anchorage.journal"
+    /// The metadata peer of the journal's sequence counter.
+    static let peer: PeerID = "anchorage.journal"
+    /// The last sequence number handed out.
+    static let sequenceKey = MetadataKey<Int64>("sequence", peer: peer)
+
+    /// The transaction the journal reads and writes through.
+    public let transaction: any StoreTransaction
+
+    /// The journal as seen through `transaction`.
+    public init(_ transaction: any StoreTransaction) {
+        self.transaction = transaction
+    }
+
+    // MARK: Local changes
+
+    /// Records a local change of `local.key`, in the transaction that writes it.
+    ///
+    /// With no entry pending, `current` becomes the ArchCopy; with one, the
+    /// entry keeps its ArchCopy and its open conflict, takes the new action,
+    /// time and local version, and loses an answer given to its conflict (the
+    /// application answered about a local version that is no more).
+    /// - Parameters:
+    ///   - action: What the local write did.
+    ///   - local: The item after the change, with the application's fields only.
+    ///   - time: When it happened, by the device's clock.
+    ///   - current: The server's version the device holds (`nil`: the server does not have the item).
+    /// - Returns: The entry now pending.
+    /// - Throws: ``StoreError``.
+    @discardableResult
+    public func recordLocalChange(
+        _ action: JournalAction, local: SyncRecord, at time: Date, basedOn current: ServerVersion?
+    ) async throws -> JournalEntry {
+        let sequence = try await nextSequence()
+        var updated = JournalEntry(
+            key: local.key, action: action, recordedAt: time, local: local, archCopy: current, sequence: sequence)
+        if let pending = try await entry(for: local.key) {
+            updated.action = pending.action.followed(by: action)
+            updated.archCopy = pending.archCopy
+            updated.remote = pending.remote
+        }
+        try await write(updated)
+        return updated
+    }
+
+    // MARK: Reading
+
+    /// The entry pending for `key`, or `nil`.
+    /// - Throws: ``StoreError`` (``StoreError/Code/corrupt`` for an entry this version cannot read).
+    public func entry(for key: RecordKey) async throws -> JournalEntry? {
+        guard let stored = try await transaction.record(Self.entryKey(key)), !stored.record.isDeleted else { return nil }
+        return try JournalEntryFormat.entry(stored.record)
+    }
+
+    /// Every pending entry, in key order; only those of `collections` when given.
+    /// - Throws: ``StoreError``.
+    public func entries(in collections: Set<CollectionID>? = nil) async throws -> [JournalEntry] {
+        var entries: [JournalEntry] = []
+        for try await stored in transaction.allRecords(in: Self.collection) where !stored.record.isDeleted {
+            let entry = try JournalEntryFormat.entry(stored.record)
+            if collections?.contains(entry.key.collection) ?? true { entries.append(entry) }
+        }
+        return entries
+    }
+
+    /// The conflicts waiting for the application's answer, in key order.
+    /// - Throws: ``StoreError``.
+    public func openConflicts() async throws -> [SyncConflict] {
+        try await entries().compactMap(SyncConflict.init)
+    }
+
+    // MARK: Sync
+
+    /// The server took the change sent as `sequence` and now holds `version`.
+    ///
+    /// The entry leaves the journal when nothing happened to the item since
+    /// that change was read for sending; otherwise it stays pending, based on
+    /// `version`.
+    /// - Returns: whether the entry left the journal.
+    /// - Throws: ``StoreError``.
+    @discardableResult
+    public func acknowledge(_ key: RecordKey, sequence: Int64, holding version: ServerVersion) async throws -> Bool {
+        guard var entry = try await entry(for: key) else { return false }
+        if entry.sequence == sequence {
+            try await remove(key)
+            return true
+        }
+        entry.archCopy = version
+        try await write(entry)
+        return false
+    }
+
+    /// Takes the entry of `key` out of the journal: the server refused the
+    /// change for good, already holds it, or the application took the
+    /// server's version.
+    /// - Throws: ``StoreError``.
+    public func remove(_ key: RecordKey) async throws {
+        let entryKey = Self.entryKey(key)
+        if try await transaction.record(entryKey) != nil { try await transaction.purge(entryKey) }
+    }
+
+    /// Opens a conflict on the pending entry of `key`: `remote` is kept
+    /// beside it until the application answers (an earlier answer is dropped).
+    /// - Throws: ``StoreError`` (``StoreError/Code/invalidArgument`` when no entry is pending).
+    public func openConflict(_ key: RecordKey, remote: ServerVersion) async throws {
+        guard var entry = try await entry(for: key) else {
+            throw StoreError(.invalidArgument, "no local change of \(key) is pending")
+        }
+        entry.remote = remote
+        entry.answer = nil
+        try await write(entry)
+    }
+
+    /// Records the application's answer to the open conflict of `key`; the
+    /// next sync carries it out.
+    /// - Throws: ``StoreError`` (``StoreError/Code/invalidArgument`` when no conflict of `key` is open).
+    public func answer(_ key: RecordKey, with answer: ConflictAnswer) async throws {
+        guard var entry = try await entry(for: key), entry.remote != nil else {
+            throw StoreError(.invalidArgument, "no conflict of \(key) is open")
+        }
+        entry.answer = answer
+        try await write(entry)
+    }
+
+    /// Bases the pending change of `key` on the server's version it
+    /// conflicted with (keep mine, or a merge): the ArchCopy becomes that
+    /// version and the conflict closes, so the next send goes up as a change
+    /// of what the server holds.
+    /// - Returns: the entry, or `nil` when none is pending.
+    /// - Throws: ``StoreError``.
+    @discardableResult
+    public func rebase(_ key: RecordKey) async throws -> JournalEntry? {
+        guard var entry = try await entry(for: key) else { return nil }
+        if let remote = entry.remote { entry.archCopy = remote }
+        entry.remote = nil
+        entry.answer = nil
+        try await write(entry)
+        return entry
+    }
+
+    // MARK: Storage
+
+    /// The journal record of `key`.
+    static func entryKey(_ key: RecordKey) -> RecordKey {
+        RecordKey(collection: collection, id: RecordID(key.collection.rawValue + "\u{1F}" + key.id.rawValue))
+    }
+
+    private func nextSequence() async throws -> Int64 {
+        let next = (try await transaction.metadata(Self.sequenceKey) ?? 0) + 1
+        try await transaction.setMetadata(next, Self.sequenceKey)
+        return next
+    }
+
+    private func write(_ entry: JournalEntry) async throws {
+        try await transaction.put(JournalEntryFormat.record(entry, key: Self.entryKey(entry.key)))
+    }
+}
+
+extension StoreTransaction {
+    /// The device's journal, read and written in this transaction.
+    public var journal: SyncJournal { SyncJournal(self) }
+}
+
+extension SyncStore {
+    /// The conflicts of `account` waiting for the application's answer, in key order.
+    /// - Throws: ``StoreError``.
+    public func openConflicts(for account: AccountID) async throws -> [SyncConflict] {
+        try await transaction(for: account) { tx in try await tx.journal.openConflicts() }
+    }
+
+    /// Records the application's answer to the open conflict `id` (``SyncConflict/id``,
+    /// `collection/id`) of `account`; the next sync carries it out.
+    /// - Throws: ``StoreError`` (``StoreError/Code/invalidArgument`` when no such conflict is open).
+    public func answerConflict(_ id: String, with answer: ConflictAnswer, for account: AccountID) async throws {
+        try await transaction(for: account) { tx in
+            guard let conflict = try await tx.journal.openConflicts().first(where: { $0.id == id }) else {
+                throw StoreError(.invalidArgument, "no conflict \(id) is open")
+            }
+            try await tx.journal.answer(conflict.key, with: answer)
+        }
+    }
+}
