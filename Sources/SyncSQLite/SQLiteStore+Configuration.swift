@@ -17,6 +17,12 @@ extension SQLiteStore {
         /// How many times a transaction runs its body when another process keeps
         /// changing the same account before it can commit; at least 1.
         public var maximumAttempts: Int
+        /// The most bytes the database file may take, or `nil` for no limit but
+        /// the disk's (SQLite's `max_page_count`, counted in 4 KiB pages). A
+        /// write that would pass it fails with ``SyncCore/StoreError/Code/storageFull``,
+        /// as on a full disk, and stores nothing; open the store again with a
+        /// larger limit to go on. For a device that must leave room to others.
+        public var maximumSize: Int?
 
         /// Makes a configuration.
         /// - Parameters:
@@ -24,12 +30,15 @@ extension SQLiteStore {
         ///   - busyTimeout: how long to wait for another process's write lock.
         ///   - maximumReaderCount: the most reading connections open at once.
         ///   - maximumAttempts: how many times a transaction body runs before giving up on conflicts.
+        ///   - maximumSize: the most bytes the database file may take; `nil` for no limit.
         public init(
             durability: Durability = .full,
             busyTimeout: Duration = .seconds(10),
             maximumReaderCount: Int = 5,
-            maximumAttempts: Int = 10
+            maximumAttempts: Int = 10,
+            maximumSize: Int? = nil
         ) {
+            self.maximumSize = maximumSize
             self.durability = durability
             self.busyTimeout = busyTimeout
             self.maximumReaderCount = maximumReaderCount

@@ -123,8 +123,10 @@ public final class SQLiteStore: SyncStore {
         database.busyMode = .timeout(Double(timeout.seconds) + Double(timeout.attoseconds) * 1e-18)
         database.maximumReaderCount = max(1, configuration.maximumReaderCount)
         let synchronous = configuration.durability.pragmaValue
+        let maximumPages = configuration.maximumSize.map { max(1, $0 / 4_096) }
         database.prepareDatabase { db in
             try db.execute(sql: "PRAGMA synchronous = \(synchronous)")
+            if let maximumPages { try db.execute(sql: "PRAGMA max_page_count = \(maximumPages)") }
         }
         return database
     }

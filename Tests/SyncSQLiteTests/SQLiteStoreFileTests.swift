@@ -254,3 +254,47 @@ final class Counter: Sendable {
     /// The count.
     var value: Int { storage.withLock { $0 } }
 }
+
+@Suite("SQLiteStore: a full disk")
+struct SQLiteStoreFullDiskTests {
+    /// The limit is SQLite's `max_page_count` (``SQLiteStore/Configuration/maximumSize``):
+    /// mounting a small filesystem needs privileges a test run does not have.
+    @Test("a write past the size limit fails as storageFull, stores nothing, and goes through once the limit is raised")
+    func writePastTheLimit() async throws {
+        let directory = try TemporaryDirectory()
+        defer { directory.remove() }
+        let path = directory.file("small.sqlite")
+        var configuration = SQLiteStore.Configuration(maximumSize: 256 * 1024)
+        var store = try SQLiteStore(path: path, configuration: configuration)
+        let text = SyncValue.string(String(repeating: "x", count: 2_000))
+        var written = 0
+        var failure: StoreError?
+        while failure == nil, written < 1_000 {
+            do {
+                try await store.transaction(for: "ada") { [written] tx in
+                    for index in 0..<10 {
+                        try await tx.put(note(RecordID("n\(written + index)"), ["text": text]))
+                    }
+                }
+                written += 10
+            } catch let error as StoreError {
+                failure = error
+            }
+        }
+        let error = try #require(failure)
+        #expect(error.code == .storageFull)
+        #expect(written > 0)
+        // Nothing of the failed transaction is there: whole batches only.
+        let changes = try await allChanges(of: store)
+        #expect(changes.count == written)
+        #expect(try await store.latestPosition(for: "ada") == ChangePosition(UInt64(written)))
+        try store.close()
+
+        configuration.maximumSize = 64 * 1024 * 1024
+        store = try SQLiteStore(path: path, configuration: configuration)
+        try await store.transaction(for: "ada") { tx in try await tx.put(note("after", ["text": text])) }
+        #expect(try await allChanges(of: store).count == written + 1)
+        #expect(try await store.integrityProblems().isEmpty)
+        try store.close()
+    }
+}
