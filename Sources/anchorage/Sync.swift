@@ -40,13 +40,15 @@ struct Sync: AsyncParsableCommand {
     }
 
     enum Priority: String, ExpressibleByArgument, CaseIterable {
-        case server, client, timestamp
+        case server, client, timestamp, ask
 
-        var policy: any ConflictPolicy {
+        /// The policy for `stack`'s client: `timestamp` is each stack's own newest-wins rule.
+        func policy(for stack: Stack) -> any ConflictPolicy {
             switch self {
             case .server: ServerWinsPolicy()
             case .client: ClientWinsPolicy()
-            case .timestamp: NewestWinsPolicy()
+            case .timestamp: stack == .aquasync ? AquasyncNewestWins() : NewestWinsPolicy()
+            case .ask: AskUserPolicy()
             }
         }
     }
@@ -72,8 +74,12 @@ struct Sync: AsyncParsableCommand {
     @Option(name: .customLong("appsync-type"), help: "appSync: an object type as NAME or NAME:FIELD+FIELD. Repeatable.")
     var appSyncTypes: [String] = ["booking"]
 
-    @Option(help: "appSync: who wins a conflict.")
-    var priority: Priority = .timestamp
+    @Option(
+        help: """
+            Who wins a conflict this device meets: server, client, timestamp (the newer version), or ask (keep \
+            it for `anchorage conflicts`); by default the stack's own rule (Aquasync and appSync: timestamp).
+            """)
+    var priority: Priority?
 
     @Option(name: .customLong("dataclass"), help: "OTA: a dataclass to sync, such as com.apple.Contacts. Repeatable.")
     var dataclasses: [String] = OTADefaults.dataclasses
@@ -109,14 +115,16 @@ struct Sync: AsyncParsableCommand {
         let server = connection.server
         switch stack {
         case .aquasync:
-            let client = AquasyncClient(store: localStore, transport: transport, codec: codec.codec)
+            var configuration = AquasyncClient.Configuration()
+            if let priority { configuration.conflictPolicy = priority.policy(for: stack) }
+            let client = AquasyncClient(store: localStore, transport: transport, codec: codec.codec, configuration: configuration)
             let report = try await client.sync()
             print("synced with \(server) in \(codec.rawValue): pulled \(report.pulled), pushed \(report.pushed), latest UST \(try await client.latestUST())")
         case .appsync:
             let client = AppSyncClient(
                 store: localStore, transport: transport, codec: codec.codec,
                 types: try appSyncTypes.map(AppSyncObjectType.init(argument:)),
-                configuration: .init(conflictPolicy: priority.policy))
+                configuration: .init(conflictPolicy: (priority ?? .timestamp).policy(for: stack)))
             let report = try await client.sync()
             print("synced with \(server) in \(codec.rawValue): downloaded \(report.downloaded), uploaded \(report.uploaded), conflicts \(report.conflicts), rejected \(report.rejected.count)")
         case .ota:
@@ -128,6 +136,19 @@ struct Sync: AsyncParsableCommand {
                 transport: transport, codec: codec.codec, dataclasses: Self.unique(dataclasses))
             let report = try await client.sync()
             print("synced with \(server) in \(codec.rawValue) as \(account) (device \(device)): \(Self.summary(report, dataclasses: client.dataclasses))")
+        }
+        if let journalAccount = stack == .ota ? account : DeviceSettings.account {
+            print(try await Self.waitingConflicts(in: localStore, account: journalAccount, stack: stack))
+        }
+    }
+
+    /// The line saying how many of `stack`'s conflicts wait for the user's answer.
+    static func waitingConflicts(in store: any SyncStore, account: AccountID, stack: Stack) async throws -> String {
+        let waiting = try await store.openConflicts(for: account).filter { stack.owns($0.key.collection) && $0.awaitsAnswer }.count
+        switch waiting {
+        case 0: return "no conflict waits for an answer"
+        case 1: return "1 conflict waits for an answer: anchorage conflicts list"
+        default: return "\(waiting) conflicts wait for an answer: anchorage conflicts list"
         }
     }
 
