@@ -140,9 +140,12 @@ public actor AppSyncClient {
 
     // MARK: Local objects
 
-    /// Creates or updates an object as a local change.
+    /// Creates or updates an object as a local change: the object and its
+    /// journal entry are stored in one transaction, or neither is.
     /// - Returns: The object's guid (a new UUID when `guid` is `nil`).
-    /// - Throws: ``AppSyncError`` (409) when another live local object holds the same primary key.
+    /// - Throws: ``AppSyncError`` (409) when another live local object holds the same primary key;
+    ///   ``SyncCore/StoreError`` when the local store cannot keep it (``SyncCore/StoreError/Code/storageFull``
+    ///   on a full disk).
     @discardableResult
     public func save(_ typeName: String, guid: String? = nil, fields: [String: SyncValue]) async throws -> String {
         let type = try self.type(typeName)
@@ -150,9 +153,10 @@ public actor AppSyncClient {
             throw AppSyncError.invalid("\(reserved) is a protocol field")
         }
         let guid = guid ?? UUID().uuidString
-        let now = wholeSeconds(configuration.clock.now())
+        let time = configuration.clock.now()
         try await store.transaction(for: account) { tx in
-            let existing = try await tx.record(StoredObject.key(typeName, guid)).map { try StoredObject.object($0.record).object }
+            let existing = try await tx.record(StoredObject.key(typeName, guid)).map { try StoredObject.object($0.record) }
+            let now = Self.wholeSeconds(time)
             let object = AppSyncObject(
                 guid: guid, fields: fields, timestampCreated: existing?.timestampCreated ?? now, timestampLastUpdate: now)
             if let primaryKey = type.primaryKeyValue(of: object),
@@ -160,42 +164,51 @@ public actor AppSyncClient {
             {
                 throw AppSyncError(status: 409, message: "object \(owner) already has this primary key")
             }
-            try await StoredObject.put(
-                object, replacing: existing, type: type, counter: try await Self.nextCounter(tx), in: tx)
+            try await Self.writeLocalChange(
+                object, replacing: existing, action: existing == nil ? .add : .modify, type: type, at: time, in: tx)
         }
         return guid
     }
 
-    /// Soft-deletes an object (`isdeleted` = 1) as a local change.
+    /// Soft-deletes an object (`isdeleted` = 1) as a local change, journaled in the same transaction.
+    /// - Throws: ``AppSyncError`` (404) when there is no such object; ``SyncCore/StoreError`` as ``save(_:guid:fields:)``.
     public func delete(_ typeName: String, guid: String) async throws {
         let type = try self.type(typeName)
-        let now = wholeSeconds(configuration.clock.now())
+        let time = configuration.clock.now()
         try await store.transaction(for: account) { tx in
             guard let stored = try await tx.record(StoredObject.key(typeName, guid)) else {
                 throw AppSyncError(status: 404, message: "no \(typeName) \(guid)")
             }
-            let existing = try StoredObject.object(stored.record).object
+            let existing = try StoredObject.object(stored.record)
             var deleted = existing
             deleted.isDeleted = true
-            deleted.timestampLastUpdate = now
-            try await StoredObject.put(
-                deleted, replacing: existing, type: type, counter: try await Self.nextCounter(tx), in: tx)
+            deleted.timestampLastUpdate = Self.wholeSeconds(time)
+            try await Self.writeLocalChange(deleted, replacing: existing, action: .delete, type: type, at: time, in: tx)
         }
     }
 
     /// The object `guid`, deleted or not.
     public func object(_ typeName: String, guid: String) async throws -> AppSyncObject? {
         try await store.transaction(for: account) { tx in
-            try await tx.record(StoredObject.key(typeName, guid)).map { try StoredObject.object($0.record).object }
+            try await tx.record(StoredObject.key(typeName, guid)).map { try StoredObject.object($0.record) }
         }
     }
 
     /// The live objects of a type, in guid order.
     public func objects(_ typeName: String) async throws -> [AppSyncObject] {
-        try await allStored(typeName).map(\.object).filter { !$0.isDeleted }
+        try await store.transaction(for: account) { tx in
+            var objects: [AppSyncObject] = []
+            for try await stored in tx.allRecords(in: StoredObject.collection(typeName)) where !stored.record.isDeleted {
+                objects.append(try StoredObject.object(stored.record))
+            }
+            return objects
+        }
     }
 
-    /// The client's counter, and per type its `counter_lastsync` and `servercounter_lastsync`.
+    /// The client's counter (how many local changes it made), and per type
+    /// its `counter_lastsync` (the counter at the last upload) and
+    /// `servercounter_lastsync` (where the downloads reached). What is sent
+    /// comes from the journal; the first two are a read-out of the seed's names.
     public func counters(_ typeName: String) async throws -> (counter: Int64, counterLastSync: Int64, serverCounterLastSync: Int64) {
         try await store.transaction(for: account) { tx in
             (
@@ -212,26 +225,38 @@ public actor AppSyncClient {
     public struct Report: Sendable, Hashable {
         /// Server versions written locally.
         public var downloaded = 0
-        /// Objects sent to the server.
+        /// Objects sent to the server and taken by it.
         public var uploaded = 0
         /// Conflicts handed to the policy (same guid or same primary key).
         public var conflicts = 0
-        /// Objects the server refused, with its reasons; they stay dirty.
+        /// Objects the server rejected because a different object holds their
+        /// primary key, by guid, with its reasons: conflicts, whose changes stay
+        /// in the journal until the next download settles them.
         public var rejected: [String: String] = [:]
+        /// Changes the server refused for good (status 422), by journal key
+        /// (`appsync/<type>/<guid>`), with its reasons: they left the journal
+        /// and are not sent again; the local object stays as written.
+        public var refused: [String: String] = [:]
+        /// Conflicts waiting for the application's answer after the sync
+        /// (``SyncCore/SyncStore/openConflicts(for:)``).
+        public var openConflicts = 0
 
         /// An empty report.
         public init() {}
     }
 
-    /// Downloads, then uploads, every type (the seed's `doSync()`); waits first for a sync already running.
+    /// Carries out the application's answers to conflicts, downloads, then
+    /// uploads, every type (the seed's `doSync()`); waits first for a sync already running.
     /// - Throws: ``SyncCore/SyncClientError`` when the server cannot be reached or
-    ///   refuses, ``SyncCore/StoreError`` when the local store fails.
+    ///   refuses, ``SyncCore/StoreError`` when the local store fails
+    ///   (``SyncCore/StoreError/Code/storageFull`` on a full disk: nothing of the
+    ///   failed step is stored, and a later sync takes it up again).
     @discardableResult
     public func sync() async throws -> Report {
         try await syncGate.run { try await runSync() }
     }
 
-    /// Forgets both sync counters, then syncs: everything is downloaded and every local object uploaded.
+    /// Forgets both sync counters, then syncs: everything is downloaded and every pending local change uploaded.
     /// - Throws: as ``sync()``.
     @discardableResult
     public func fullSync() async throws -> Report {
@@ -249,26 +274,43 @@ public actor AppSyncClient {
     private func runSync() async throws -> Report {
         var report = Report()
         for name in types.keys.sorted() {
-            try await syncFromServer(name, into: &report)
-            try await syncToServer(name, into: &report)
+            let type = try self.type(name)
+            try await carryOutAnswers(type)
+            try await syncFromServer(type, into: &report)
+            try await syncToServer(type, into: &report)
+        }
+        let collections = Set(types.keys.map(StoredObject.collection))
+        report.openConflicts = try await store.openConflicts(for: account).count {
+            $0.awaitsAnswer && collections.contains($0.key.collection)
         }
         return report
     }
 
-    private func syncFromServer(_ name: String, into report: inout Report) async throws {
-        let type = try self.type(name)
+    /// Carries out the answers the application gave to conflicts of `type`.
+    private func carryOutAnswers(_ type: AppSyncObjectType) async throws {
+        let time = configuration.clock.now()
+        try await store.transaction(for: account) { tx in
+            for entry in try await tx.journal.entries(in: [StoredObject.collection(type.name)]) {
+                if let answer = entry.answer { try await Self.carryOut(answer, for: entry, type: type, at: time, in: tx) }
+            }
+        }
+    }
+
+    private func syncFromServer(_ type: AppSyncObjectType, into report: inout Report) async throws {
+        let policy = configuration.conflictPolicy
         while true {
-            let from = try await counters(name).serverCounterLastSync
+            let from = try await counters(type.name).serverCounterLastSync
             let answer = try await endpoint.send(
-                endpoint.request(.get, "\(configuration.basePath)/\(name)/list/\(from)"), as: AppSyncMessages.ListAnswer.self)
+                endpoint.request(.get, "\(configuration.basePath)/\(type.name)/list/\(from)"),
+                as: AppSyncMessages.ListAnswer.self)
             let remote = answer.objects
             let serverCounter = answer.result.servercounter
+            let time = configuration.clock.now()
             let (downloaded, conflicts) = try await store.transaction(for: account) { tx in
                 var downloaded = 0
                 var conflicts = 0
-                let lastSync = try await tx.metadata(ClientState.counterLastSync(name)) ?? 0
                 for object in remote {
-                    switch try await self.applyDownloaded(object, type: type, counterLastSync: lastSync, in: tx) {
+                    switch try await Self.applyDownloaded(object, type: type, policy: policy, at: time, in: tx) {
                     case .unchanged: break
                     case .written: downloaded += 1
                     case .conflict(let wrote):
@@ -276,7 +318,7 @@ public actor AppSyncClient {
                         if wrote { downloaded += 1 }
                     }
                 }
-                try await tx.setMetadata(serverCounter, ClientState.serverCounterLastSync(name))
+                try await tx.setMetadata(serverCounter, ClientState.serverCounterLastSync(type.name))
                 return (downloaded, conflicts)
             }
             report.downloaded += downloaded
@@ -287,93 +329,192 @@ public actor AppSyncClient {
 
     private enum Applied { case unchanged, written, conflict(wrote: Bool) }
 
-    private func applyDownloaded(
-        _ remote: AppSyncObject, type: AppSyncObjectType, counterLastSync: Int64, in tx: any StoreTransaction
+    private static func applyDownloaded(
+        _ remote: AppSyncObject, type: AppSyncObjectType, policy: any ConflictPolicy, at time: Date,
+        in tx: any StoreTransaction
     ) async throws -> Applied {
         let key = StoredObject.key(type.name, remote.guid)
         if let stored = try await tx.record(key) {
-            let (local, counter) = try StoredObject.object(stored.record)
+            let local = try StoredObject.object(stored.record)
+            if let entry = try await tx.journal.entry(for: key) {
+                return try await applyDownloaded(remote, over: local, pending: entry, type: type, policy: policy, at: time, in: tx)
+            }
             if local == remote { return .unchanged }
-            guard counter > counterLastSync else {
-                try await StoredObject.put(remote, replacing: local, type: type, counter: counter, in: tx)
-                return .written
-            }
-            let resolution = await configuration.conflictPolicy.resolve(
-                Conflict(local: Self.record(local, type, node: "client"), remote: Self.record(remote, type, node: "server"),
-                    resolvingSide: .client))
-            switch resolution {
-            case .keepLocal, .keepBoth, .deferred:
-                return .conflict(wrote: false)
-            case .takeRemote:
-                try await StoredObject.put(remote, replacing: local, type: type, counter: 0, in: tx)
-            case .merged(let merged):
-                var object = remote
-                object.fields = merged.fields.filter { !AppSyncObject.protocolFields.contains($0.key) }
-                object.isDeleted = merged.isDeleted
-                object.timestampLastUpdate = max(local.timestampLastUpdate, remote.timestampLastUpdate)
-                try await StoredObject.put(object, replacing: local, type: type, counter: try await Self.nextCounter(tx), in: tx)
-            }
-            return .conflict(wrote: true)
+            try await StoredObject.put(remote, replacing: local, type: type, in: tx)
+            return .written
         }
         if !remote.isDeleted, let primaryKey = type.primaryKeyValue(of: remote),
             let owner = try await StoredObject.owner(of: primaryKey, type: type.name, in: tx),
             let ownerStored = try await tx.record(StoredObject.key(type.name, owner))
         {
-            let (local, _) = try StoredObject.object(ownerStored.record)
-            let resolution = await configuration.conflictPolicy.resolve(
-                Conflict(local: Self.record(local, type, node: "client"), remote: Self.record(remote, type, node: "server"),
-                    resolvingSide: .client))
-            var retired = local
-            retired.isDeleted = true
-            retired.timestampLastUpdate = max(local.timestampLastUpdate, wholeSeconds(configuration.clock.now()))
-            try await StoredObject.put(retired, replacing: local, type: type, counter: try await Self.nextCounter(tx), in: tx)
-            switch resolution {
-            case .takeRemote, .keepBoth, .deferred:
-                try await StoredObject.put(remote, replacing: nil, type: type, counter: 0, in: tx)
-            case .keepLocal, .merged:
-                var object = remote
-                if case .merged(let merged) = resolution {
-                    object.fields = merged.fields.filter { !AppSyncObject.protocolFields.contains($0.key) }
-                } else {
-                    object.fields = local.fields
-                }
-                object.timestampLastUpdate = max(local.timestampLastUpdate, remote.timestampLastUpdate)
-                try await StoredObject.put(object, replacing: nil, type: type, counter: try await Self.nextCounter(tx), in: tx)
-            }
+            let holder = try StoredObject.object(ownerStored.record)
+            try await settlePrimaryKeyClash(remote, heldBy: holder, type: type, policy: policy, at: time, in: tx)
             return .conflict(wrote: true)
         }
-        try await StoredObject.put(remote, replacing: nil, type: type, counter: 0, in: tx)
+        try await StoredObject.put(remote, replacing: nil, type: type, in: tx)
         return .written
     }
 
-    private func syncToServer(_ name: String, into report: inout Report) async throws {
-        let (counterNow, lastSync, serverLastSync) = try await counters(name)
-        let dirty = try await allStored(name).filter { $0.counter > lastSync }
-        guard !dirty.isEmpty else { return }
+    /// Applies the server's version of an object that has a pending local
+    /// change, as the journal classifies it: exactly a conflict when the
+    /// server's version moved away from the ArchCopy to something else than
+    /// the local version.
+    private static func applyDownloaded(
+        _ remote: AppSyncObject, over local: AppSyncObject, pending entry: JournalEntry, type: AppSyncObjectType,
+        policy: any ConflictPolicy, at time: Date, in tx: any StoreTransaction
+    ) async throws -> Applied {
+        let incoming = StoredObject.serverVersion(remote, type: type.name)
+        switch entry.classify(incoming) {
+        case .unchanged:
+            return .unchanged
+        case .sameAsLocal:
+            // The server holds what the device holds: nothing to send, and its
+            // timestamps are taken so that every device keeps the same object.
+            try await tx.journal.remove(entry.key)
+            guard local != remote else { return .unchanged }
+            try await StoredObject.put(remote, replacing: local, type: type, in: tx)
+            return .written
+        case .conflict:
+            if entry.awaitsAnswer, entry.remote?.hasSameContent(as: incoming.record) == true { return .unchanged }
+            try await tx.journal.openConflict(entry.key, remote: incoming)
+            let resolution = await policy.resolve(
+                Conflict(local: entry.local, remote: incoming.record, base: entry.archCopy?.record, resolvingSide: .client))
+            guard let answer = ConflictAnswer(resolution, localIsDeleted: entry.local.isDeleted) else {
+                return .conflict(wrote: false)
+            }
+            var open = entry
+            open.remote = incoming
+            let carried = try await carryOut(answer, for: open, type: type, at: time, in: tx)
+            return .conflict(wrote: carried && answer != .keepMine)
+        }
+    }
+
+    /// Settles a downloaded live object whose primary key a different local
+    /// object holds: one object under the server's guid is left, and the local
+    /// one is soft-deleted as a local change. A primary key cannot be held
+    /// twice, so keep-both and ask-the-user take the server's fields.
+    private static func settlePrimaryKeyClash(
+        _ remote: AppSyncObject, heldBy holder: AppSyncObject, type: AppSyncObjectType, policy: any ConflictPolicy,
+        at time: Date, in tx: any StoreTransaction
+    ) async throws {
+        let holderKey = StoredObject.key(type.name, holder.guid)
+        let resolution = await policy.resolve(
+            Conflict(
+                local: StoredObject.neutral(holder, type: type.name, node: StoredObject.clientNode),
+                remote: StoredObject.neutral(remote, type: type.name, node: StoredObject.serverNode),
+                base: try await tx.journal.entry(for: holderKey)?.archCopy?.record, resolvingSide: .client))
+        var retired = holder
+        retired.isDeleted = true
+        retired.timestampLastUpdate = max(holder.timestampLastUpdate, wholeSeconds(time))
+        try await writeLocalChange(retired, replacing: holder, action: .delete, type: type, at: time, in: tx)
+        switch resolution {
+        case .takeRemote, .keepBoth, .deferred:
+            try await StoredObject.put(remote, replacing: nil, type: type, in: tx)
+        case .keepLocal, .merged:
+            var object = remote
+            if case .merged(let merged) = resolution {
+                object.fields = merged.fields.filter { !AppSyncObject.protocolFields.contains($0.key) }
+            } else {
+                object.fields = holder.fields
+            }
+            object.timestampLastUpdate = superseding(remote, at: time)
+            try await writeLocalChange(
+                object, replacing: nil, action: .modify, type: type, at: time,
+                basedOn: StoredObject.serverVersion(remote, type: type.name), in: tx)
+        }
+    }
+
+    /// Carries out `answer` to the conflict `entry` holds (its `remote` is
+    /// the server's version).
+    /// - Returns: `false` when it cannot: keep-both of two versions holding
+    ///   the same primary key, which a type cannot hold twice; the conflict
+    ///   then stays open, waiting for another answer.
+    @discardableResult
+    private static func carryOut(
+        _ answer: ConflictAnswer, for entry: JournalEntry, type: AppSyncObjectType, at time: Date, in tx: any StoreTransaction
+    ) async throws -> Bool {
+        guard let theirs = entry.remote, let stored = try await tx.record(entry.key) else { return false }
+        let local = try StoredObject.object(stored.record)
+        let remote = StoredObject.object(theirs, created: local.timestampCreated)
+        switch answer {
+        case .keepMine, .merged:
+            try await tx.journal.rebase(entry.key)
+            var mine = local
+            if case .merged(let fields) = answer {
+                mine.fields = fields.filter { !AppSyncObject.protocolFields.contains($0.key) }
+                mine.isDeleted = false
+            }
+            mine.timestampLastUpdate = superseding(remote, at: time)
+            try await writeLocalChange(
+                mine, replacing: local, action: mine.isDeleted ? .delete : .modify, type: type, at: time, basedOn: theirs, in: tx)
+        case .takeTheirs:
+            try await StoredObject.put(remote, replacing: local, type: type, in: tx)
+            try await tx.journal.remove(entry.key)
+        case .keepBoth:
+            if !local.isDeleted, !remote.isDeleted, let primaryKey = type.primaryKeyValue(of: local),
+                type.primaryKeyValue(of: remote) == primaryKey
+            {
+                try await tx.journal.openConflict(entry.key, remote: theirs)
+                return false
+            }
+            try await StoredObject.put(remote, replacing: local, type: type, in: tx)
+            try await tx.journal.remove(entry.key)
+            guard !local.isDeleted else { break }
+            let now = wholeSeconds(time)
+            let copy = AppSyncObject(guid: UUID().uuidString, fields: local.fields, timestampCreated: now, timestampLastUpdate: now)
+            try await writeLocalChange(copy, replacing: nil, action: .add, type: type, at: time, basedOn: nil, in: tx)
+        }
+        return true
+    }
+
+    private func syncToServer(_ type: AppSyncObjectType, into report: inout Report) async throws {
+        let name = type.name
+        let (pending, counterNow, serverLastSync) = try await store.transaction(for: account) { tx in
+            var pending: [(entry: JournalEntry, object: AppSyncObject)] = []
+            for entry in try await tx.journal.entries(in: [StoredObject.collection(name)]) where entry.isReadyToSend {
+                guard let stored = try await tx.record(entry.key) else { continue }
+                pending.append((entry, try StoredObject.object(stored.record)))
+            }
+            return (
+                pending, try await tx.metadata(ClientState.counter) ?? 0,
+                try await tx.metadata(ClientState.serverCounterLastSync(name)) ?? 0
+            )
+        }
+        guard !pending.isEmpty else { return }
         let request = try endpoint.request(
-            .post, "\(configuration.basePath)/\(name)/update", body: AppSyncMessages.UpdateRequest(objects: dirty.map(\.object)))
+            .post, "\(configuration.basePath)/\(name)/update",
+            body: AppSyncMessages.UpdateRequest(objects: pending.map(\.object)))
         let result = try await endpoint.send(request, idempotent: true, as: AppSyncMessages.UpdateAnswer.self).result
-        let serverCounter = result.servercounter
-        var rejected: [String: String] = [:]
-        for entry in result.rejected ?? [] { rejected[entry.guid] = entry.reason ?? "refused" }
-        let before = result.servercounterBefore
-        let type = try self.type(name)
-        let stillDirty = rejected
-        try await store.transaction(for: account) { tx in
-            for guid in stillDirty.keys.sorted() {
-                guard let stored = try await tx.record(StoredObject.key(name, guid)) else { continue }
-                let (object, counter) = try StoredObject.object(stored.record)
-                if counter <= counterNow {
-                    try await StoredObject.put(object, replacing: object, type: type, counter: try await Self.nextCounter(tx), in: tx)
+        let rejections = Dictionary((result.rejected ?? []).map { ($0.guid, $0) }, uniquingKeysWith: { first, _ in first })
+        let settled = try await store.transaction(for: account) { tx in
+            var settled = Report()
+            for (entry, object) in pending {
+                guard let rejection = rejections[object.guid] else {
+                    try await tx.journal.acknowledge(
+                        entry.key, sequence: entry.sequence, holding: StoredObject.serverVersion(object, type: name))
+                    settled.uploaded += 1
+                    continue
                 }
+                let reason = rejection.reason ?? "refused"
+                guard SyncFailureClass(status: rejection.status ?? AppSyncServer.conflictStatus) == .refused else {
+                    settled.rejected[object.guid] = reason
+                    continue
+                }
+                // Refused for good; a newer change made while this one was in flight is still sent.
+                if try await tx.journal.entry(for: entry.key)?.sequence == entry.sequence {
+                    try await tx.journal.remove(entry.key)
+                }
+                settled.refused[entry.key.description] = reason
             }
             try await tx.setMetadata(counterNow, ClientState.counterLastSync(name))
-            if before == serverLastSync {
-                try await tx.setMetadata(serverCounter, ClientState.serverCounterLastSync(name))
+            if result.servercounterBefore == serverLastSync {
+                try await tx.setMetadata(result.servercounter, ClientState.serverCounterLastSync(name))
             }
+            return settled
         }
-        report.uploaded += dirty.count - rejected.count
-        report.rejected.merge(rejected) { _, new in new }
+        report.uploaded += settled.uploaded
+        report.rejected.merge(settled.rejected) { _, new in new }
+        report.refused.merge(settled.refused) { _, new in new }
     }
 
     // MARK: Helpers
@@ -383,29 +524,29 @@ public actor AppSyncClient {
         return type
     }
 
-    private func allStored(_ name: String) async throws -> [(object: AppSyncObject, counter: Int64)] {
-        try await store.transaction(for: account) { tx in
-            var all: [(AppSyncObject, Int64)] = []
-            for try await stored in tx.allRecords(in: StoredObject.collection(name)) {
-                all.append(try StoredObject.object(stored.record))
-            }
-            return all
-        }
+    /// Writes `object` as a local change and journals it in `tx`: both are
+    /// stored, or neither. `held` is the server's version the device holds
+    /// (the stored object, `previous`, unless told otherwise; it counts only
+    /// when no change of the object is pending).
+    private static func writeLocalChange(
+        _ object: AppSyncObject, replacing previous: AppSyncObject?, action: JournalAction, type: AppSyncObjectType,
+        at time: Date, basedOn held: ServerVersion?? = nil, in tx: any StoreTransaction
+    ) async throws {
+        try await StoredObject.put(object, replacing: previous, type: type, in: tx)
+        try await tx.setMetadata((try await tx.metadata(ClientState.counter) ?? 0) + 1, ClientState.counter)
+        try await tx.journal.recordLocalChange(
+            action, local: StoredObject.neutral(object, type: type.name, node: StoredObject.clientNode), at: time,
+            basedOn: held ?? previous.map { StoredObject.serverVersion($0, type: type.name) })
     }
 
-    private static func nextCounter(_ tx: any StoreTransaction) async throws -> Int64 {
-        let next = (try await tx.metadata(ClientState.counter) ?? 0) + 1
-        try await tx.setMetadata(next, ClientState.counter)
-        return next
+    /// A `timestamp_lastupdate` for a local version that overrides `remote`:
+    /// the device's time, and at least a second after the server's version,
+    /// so that timestamp priority on other devices keeps it whatever the clocks' skew.
+    private static func superseding(_ remote: AppSyncObject, at time: Date) -> Date {
+        max(wholeSeconds(time), wholeSeconds(remote.timestampLastUpdate.addingTimeInterval(1)))
     }
 
-    private static func record(_ object: AppSyncObject, _ type: AppSyncObjectType, node: PeerID) -> SyncRecord {
-        SyncRecord(
-            collection: StoredObject.collection(type.name), id: RecordID(object.guid), fields: object.fields,
-            isDeleted: object.isDeleted, version: RecordVersion(modifiedAt: object.timestampLastUpdate, node: node))
-    }
-
-    private func wholeSeconds(_ date: Date) -> Date {
+    private static func wholeSeconds(_ date: Date) -> Date {
         Date(timeIntervalSince1970: date.timeIntervalSince1970.rounded(.down))
     }
 }

@@ -51,6 +51,10 @@ enum AppSyncMessages {
     struct Rejection: Codable {
         var guid: String
         var reason: String?
+        /// 409 for a primary key another object holds (a conflict), 422 for
+        /// an object the server's rule refuses for good; servers of earlier
+        /// versions send none, which means 409.
+        var status: Int?
     }
 }
 

@@ -12,14 +12,16 @@ public import SyncCore
 /// upload applies take positions after everything before them. The server
 /// does not resolve conflicts (clients do, while downloading); it accepts the
 /// uploaded version, except that it refuses an object whose primary key a
-/// different live object holds, and it skips an object identical to the one
-/// it has, so that nothing travels for no reason.
+/// different live object holds (status 409, a conflict: the client keeps the
+/// change) and an object its ``validation`` refuses (status 422, refused for
+/// good: the client drops the change), and it skips an object identical to
+/// the one it has, so that nothing travels for no reason.
 ///
 /// Answers follow the seed: `{"objects": [...], "result": {"statuscode": "OK",
 /// "servercounter": N}}` for a list (with `"more": true` when a page limit
 /// cut it), `{"result": {"statuscode": "OK" | "NOK", "servercounter": N,
-/// "servercounter_before": B, "rejected": [{"guid", "reason"}]}}` for an
-/// update. `servercounter_before` is present only when the applied objects
+/// "servercounter_before": B, "rejected": [{"guid", "reason", "status"}]}}`
+/// for an update. `servercounter_before` is present only when the applied objects
 /// took the positions right after B; a client whose last download ended at B
 /// then knows it missed nothing.
 public struct AppSyncServer: SyncService {
@@ -33,12 +35,23 @@ public struct AppSyncServer: SyncService {
     public let pageSize: Int
     /// The most objects one update may carry.
     public let maxObjectsPerUpdate: Int
+    /// The rule uploaded objects must pass; one it refuses is answered with
+    /// status 422 in `rejected` and not stored, and the rest of the update is applied.
+    public let validation: RecordValidation
 
     /// Makes a server.
+    /// - Parameters:
+    ///   - store: Where objects live.
+    ///   - codecs: The codecs spoken.
+    ///   - types: The registered object types.
+    ///   - pageSize: The most objects one list answer carries.
+    ///   - maxObjectsPerUpdate: The most objects one update may carry.
+    ///   - validation: The rule uploaded objects must pass (every object by default).
     public init(
         store: any SyncStore, codecs: CodecSet, types: [AppSyncObjectType], pageSize: Int = 1_000,
-        maxObjectsPerUpdate: Int = 10_000
+        maxObjectsPerUpdate: Int = 10_000, validation: RecordValidation = .acceptAll
     ) {
+        self.validation = validation
         self.store = store
         self.codecs = codecs
         self.types = Dictionary(types.map { ($0.name, $0) }, uniquingKeysWith: { _, last in last })
@@ -73,11 +86,14 @@ public struct AppSyncServer: SyncService {
     }
 
     /// Applies `object` as a change made on the server itself (an edit in a back office, say).
-    /// - Throws: ``AppSyncError`` (409) when another live object holds its primary key.
+    /// - Throws: ``AppSyncError``: 409 when another live object holds its
+    ///   primary key, 422 when the ``validation`` refuses it.
     public func save(_ object: AppSyncObject, type name: String, account: AccountID) async throws {
         guard let type = types[name] else { throw AppSyncError(status: 404, message: "unknown object type '\(name)'") }
-        let rejected = try await store.transaction(for: account) { tx in try await Self.apply([object], type: type, in: tx).rejected }
-        if let reason = rejected.first?.reason { throw AppSyncError(status: 409, message: reason) }
+        let rejected = try await store.transaction(for: account) { tx in
+            try await apply([object], type: type, in: tx).rejected
+        }
+        if let rejection = rejected.first { throw AppSyncError(status: rejection.status, message: rejection.reason) }
     }
 
     /// Records received and sent, conflicts and sync durations, with `stack="appsync"`.
@@ -91,7 +107,7 @@ public struct AppSyncServer: SyncService {
         let latest = try await store.latestPosition(for: account)
         let batch = try await store.changes(
             for: account, after: counter, in: [StoredObject.collection(type.name)], limit: pageSize)
-        let objects = try batch.records.map { try StoredObject.object($0.record).object.value }
+        let objects = try batch.records.map { try StoredObject.object($0.record).value }
         metrics.sent(objects.count)
         var result: [String: SyncValue] = ["statuscode": "OK"]
         if batch.hasMore {
@@ -127,9 +143,9 @@ public struct AppSyncServer: SyncService {
             }
         }
         let valid = objects
-        let outcome = try await store.transaction(for: account) { tx in try await Self.apply(valid, type: type, in: tx) }
+        let outcome = try await store.transaction(for: account) { tx in try await apply(valid, type: type, in: tx) }
         metrics.received(valid.count)
-        metrics.conflicts(outcome.rejected.count)
+        metrics.conflicts(outcome.rejected.count { $0.status == AppSyncServer.conflictStatus })
         let latest = try await store.latestPosition(for: account)
         var result: [String: SyncValue] = [
             "statuscode": outcome.rejected.isEmpty ? "OK" : "NOK",
@@ -139,7 +155,10 @@ public struct AppSyncServer: SyncService {
             result["servercounter_before"] = .integer(Int64(clamping: before.rawValue))
         }
         if !outcome.rejected.isEmpty {
-            result["rejected"] = .array(outcome.rejected.map { ["guid": .string($0.guid), "reason": .string($0.reason)] })
+            result["rejected"] = .array(
+                outcome.rejected.map {
+                    ["guid": .string($0.guid), "reason": .string($0.reason), "status": .integer(Int64($0.status))]
+                })
         }
         return try .encoded(["result": .dictionary(result)], with: codec)
     }
@@ -161,23 +180,33 @@ public struct AppSyncServer: SyncService {
         return ChangePosition(first - 1)
     }
 
+    /// The status of a rejection for a primary key another object holds: a conflict, the client keeps its change.
+    static let conflictStatus = 409
+    /// The status of a rejection by the ``validation``: refused for good, the client drops its change.
+    static let refusalStatus = 422
+
     struct Outcome: Sendable {
         var applied: [RecordKey] = []
-        var rejected: [(guid: String, reason: String)] = []
+        var rejected: [(guid: String, reason: String, status: Int)] = []
     }
 
-    static func apply(_ objects: [AppSyncObject], type: AppSyncObjectType, in tx: any StoreTransaction) async throws
+    private func apply(_ objects: [AppSyncObject], type: AppSyncObjectType, in tx: any StoreTransaction) async throws
         -> Outcome
     {
         var outcome = Outcome()
         for object in objects {
             let key = StoredObject.key(type.name, object.guid)
-            let existing = try await tx.record(key).map { try StoredObject.object($0.record).object }
+            let existing = try await tx.record(key).map { try StoredObject.object($0.record) }
             if existing == object { continue }
+            if let reason = validation.refusal(for: StoredObject.neutral(object, type: type.name, node: StoredObject.clientNode)) {
+                outcome.rejected.append((object.guid, reason, Self.refusalStatus))
+                continue
+            }
             if !object.isDeleted, let primaryKey = type.primaryKeyValue(of: object),
                 let owner = try await StoredObject.owner(of: primaryKey, type: type.name, in: tx), owner != object.guid
             {
-                outcome.rejected.append((object.guid, "primary key conflict: object \(owner) has the same primary key"))
+                outcome.rejected.append(
+                    (object.guid, "primary key conflict: object \(owner) has the same primary key", Self.conflictStatus))
                 continue
             }
             try await StoredObject.put(object, replacing: existing, type: type, in: tx)

@@ -1,32 +1,60 @@
+import FoundationEssentials
 import SyncCore
 
 /// How appSync keeps objects in a ``SyncStore``: collection `appsync/<type>`,
-/// record id = guid, fields = the object's wire form (plus, on a client, its
-/// `counter_lastupdate`), and a unique index of live primary keys in metadata.
+/// record id = guid, fields = the object's wire form, and a unique index of
+/// live primary keys in metadata. On a client, the journal's neutral records
+/// of an object hold the type's fields only (``neutral(_:type:node:)``).
 enum StoredObject {
+    /// The node of a client's own versions in the journal and in conflicts.
+    static let clientNode: PeerID = "client"
+    /// The node of the server's versions in the journal and in conflicts.
+    static let serverNode: PeerID = "server"
+
     static func collection(_ type: String) -> CollectionID { CollectionID("appsync/" + type) }
 
     static func key(_ type: String, _ guid: String) -> RecordKey {
         RecordKey(collection: collection(type), id: RecordID(guid))
     }
 
-    /// The record storing `object`, with `counter` as its `counter_lastupdate` when given (clients only).
-    static func record(_ object: AppSyncObject, type: String, counter: Int64? = nil) -> SyncRecord {
-        var fields = object.value.dictionaryValue ?? [:]
-        if let counter { fields["counter_lastupdate"] = .integer(counter) }
-        return SyncRecord(
-            collection: collection(type), id: RecordID(object.guid), fields: fields, isDeleted: object.isDeleted,
-            version: RecordVersion(modifiedAt: object.timestampLastUpdate, node: "appsync"))
+    /// The record storing `object`.
+    static func record(_ object: AppSyncObject, type: String) -> SyncRecord {
+        SyncRecord(
+            collection: collection(type), id: RecordID(object.guid), fields: object.value.dictionaryValue ?? [:],
+            isDeleted: object.isDeleted, version: RecordVersion(modifiedAt: object.timestampLastUpdate, node: "appsync"))
     }
 
-    /// The object a record stores and its `counter_lastupdate` (0 when none).
-    static func object(_ record: SyncRecord) throws -> (object: AppSyncObject, counter: Int64) {
+    /// The object a record stores (a `counter_lastupdate` that stores of
+    /// earlier versions kept is dropped).
+    static func object(_ record: SyncRecord) throws -> AppSyncObject {
         do {
-            let object = try AppSyncObject(.dictionary(record.fields), at: record.key.description)
-            return (object, record.fields["counter_lastupdate"]?.integerValue ?? 0)
+            return try AppSyncObject(.dictionary(record.fields), at: record.key.description)
         } catch {
             throw StoreError(.corrupt, "\(record.key) is not an appSync object: \(error)")
         }
+    }
+
+    // MARK: Journal
+
+    /// `object` as the journal and conflict policies see it: the type's
+    /// fields, the soft-delete flag, and `timestamp_lastupdate` as the version time.
+    static func neutral(_ object: AppSyncObject, type: String, node: PeerID) -> SyncRecord {
+        SyncRecord(
+            collection: collection(type), id: RecordID(object.guid), fields: object.fields, isDeleted: object.isDeleted,
+            version: RecordVersion(modifiedAt: object.timestampLastUpdate, node: node))
+    }
+
+    /// `object` as the server's version, named by its `timestamp_lastupdate`.
+    static func serverVersion(_ object: AppSyncObject, type: String) -> ServerVersion {
+        ServerVersion(record: neutral(object, type: type, node: serverNode), token: .date(object.timestampLastUpdate))
+    }
+
+    /// The object a journal version holds; `created` is its `timestamp_created`,
+    /// which the same guid keeps on every side.
+    static func object(_ version: ServerVersion, created: Date) -> AppSyncObject {
+        AppSyncObject(
+            guid: version.record.id.rawValue, fields: version.record.fields, isDeleted: version.record.isDeleted,
+            timestampCreated: created, timestampLastUpdate: version.record.version.modifiedAt)
     }
 
     // MARK: Primary-key index
@@ -42,8 +70,7 @@ enum StoredObject {
 
     /// Writes `object` and keeps the primary-key index in step with it.
     static func put(
-        _ object: AppSyncObject, replacing previous: AppSyncObject?, type: AppSyncObjectType, counter: Int64? = nil,
-        in tx: any StoreTransaction
+        _ object: AppSyncObject, replacing previous: AppSyncObject?, type: AppSyncObjectType, in tx: any StoreTransaction
     ) async throws {
         if let previous, !previous.isDeleted, let oldKey = type.primaryKeyValue(of: previous),
             object.isDeleted || type.primaryKeyValue(of: object) != oldKey,
@@ -54,6 +81,6 @@ enum StoredObject {
         if !object.isDeleted, let newKey = type.primaryKeyValue(of: object) {
             try await tx.setMetadata(.string(object.guid), indexKey(type.name, newKey), for: indexPeer)
         }
-        try await tx.put(record(object, type: type.name, counter: counter))
+        try await tx.put(record(object, type: type.name))
     }
 }

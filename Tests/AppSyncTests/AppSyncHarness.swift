@@ -26,25 +26,40 @@ final class RequestLog: SyncClientMiddleware, Sendable {
     }
 }
 
+/// A wall clock `offset` seconds off another: a device whose clock is wrong.
+struct SkewedClock: WallClock {
+    let base: any WallClock
+    let offset: Double
+    func now() -> Date { base.now().addingTimeInterval(offset) }
+}
+
 /// A server on a memory store, reached in process or over HTTP, and clients on memory stores.
 struct AppSyncHarness {
     static let booking = AppSyncObjectType("booking")
+    /// A type without a primary key: two versions of a note can live side by side.
+    static let note = AppSyncObjectType("note", primaryKey: [])
     let serverStore = MemoryStore()
     let account: AccountID = "ada"
     let clock = StepClock()
+    /// The rule the server's uploads must pass.
+    var validation = RecordValidation.acceptAll
 
-    var server: AppSyncServer { AppSyncServer(store: serverStore, codecs: CodecSet([JSONCodec()]), types: [Self.booking]) }
+    var server: AppSyncServer {
+        AppSyncServer(store: serverStore, codecs: CodecSet([JSONCodec()]), types: [Self.booking, Self.note], validation: validation)
+    }
 
     /// Retries at once, so faulty-network tests need no clock.
     static let retryAtOnce = RetryPolicy(maxAttempts: 3, initialDelay: .zero)
 
     func client(
         _ transport: any SyncClientTransport, conflictPolicy: any ConflictPolicy, retry: RetryPolicy = Self.retryAtOnce,
-        sleeper: any Clock<Duration> = ContinuousClock()
+        sleeper: any Clock<Duration> = ContinuousClock(), store: any SyncStore = MemoryStore(), skew: Double = 0,
+        types: [AppSyncObjectType] = [Self.booking]
     ) -> AppSyncClient {
         AppSyncClient(
-            store: MemoryStore(), transport: transport, codec: JSONCodec(), types: [Self.booking],
-            configuration: .init(retry: retry, clock: clock, sleeper: sleeper, conflictPolicy: conflictPolicy))
+            store: store, transport: transport, codec: JSONCodec(), types: types,
+            configuration: .init(
+                retry: retry, clock: SkewedClock(base: clock, offset: skew), sleeper: sleeper, conflictPolicy: conflictPolicy))
     }
 
     /// Lets every request in as `account`, on both routes.
@@ -69,9 +84,9 @@ struct AppSyncHarness {
         try await route.withTransport(to: router(front: front), authenticator: authenticator, body)
     }
 
-    /// The server's live objects, by guid, read in process whatever route the test's clients take.
-    func serverObjects() async throws -> [String: AppSyncObject] {
-        let response = try await loopback().send(SyncRequest(method: .get, path: "/rest/booking/list/0"))
+    /// The server's live objects of `type`, by guid, read in process whatever route the test's clients take.
+    func serverObjects(_ type: String = "booking") async throws -> [String: AppSyncObject] {
+        let response = try await loopback().send(SyncRequest(method: .get, path: "/rest/\(type)/list/0"))
         let items = try JSONCodec().decode(response.body)["objects"]?.arrayValue ?? []
         var objects: [String: AppSyncObject] = [:]
         for item in items {
@@ -82,10 +97,10 @@ struct AppSyncHarness {
     }
 
     /// Saves an object on the server side, as a back-office edit.
-    func serverSave(guid: String, fields: [String: SyncValue], deleted: Bool = false) async throws {
+    func serverSave(guid: String, fields: [String: SyncValue], deleted: Bool = false, type: String = "booking") async throws {
         let now = clock.now()
         try await server.save(
             AppSyncObject(guid: guid, fields: fields, isDeleted: deleted, timestampCreated: now, timestampLastUpdate: now),
-            type: "booking", account: account)
+            type: type, account: account)
     }
 }
