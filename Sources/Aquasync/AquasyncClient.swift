@@ -15,36 +15,49 @@ public import SyncCore
 /// ```
 ///
 /// The library, not the application, keeps the sync columns: `gid`,
-/// `deviceToken`, `isDirty`, `localTimestamp`, `isDeleted`, and the device's
-/// `latestUST`. What is not the store, the account, the transport or the
-/// codec is in ``Configuration``: where the server is mounted, retries, the
-/// clocks, the conflict policy and the pack size.
+/// `deviceToken`, `localTimestamp`, `isDeleted`, and the device's
+/// `latestUST`. What must be sent is the device's journal
+/// (``SyncCore/SyncJournal``): a record is dirty while its entry is pending.
+/// What is not the store, the account, the transport or the codec is in
+/// ``Configuration``: where the server is mounted, retries, the clocks, the
+/// conflict policy and the pack size.
 ///
 /// ## Rules it follows
-/// - A local write marks the record dirty and stamps `localTimestamp` with the
-///   clock, at least one millisecond after the version it replaces, so a local
-///   edit always supersedes what it edited.
-/// - ``pullSync()`` never marks a record dirty and never stamps a local time
-///   (but for a merge, below). A clean record takes the server's version. A
-///   pulled version of a dirty record is a conflict, which
-///   ``Configuration/conflictPolicy`` decides, with the local edit as `local`
-///   and the server's version as `remote` (flat deltas, see
-///   ``AquasyncNewestWins``):
-///   - `keepLocal`, `deferred` — the local edit stays dirty and is pushed;
-///     the server's policy has the last word;
-///   - `takeRemote` — the record takes the server's version and is clean,
-///     since nothing of the local edit is left to push;
-///   - `merged` — the merged fields become a local edit (dirty, stamped one
-///     millisecond after the later of the two versions);
+/// - A local write stamps `localTimestamp` with the clock, at least one
+///   millisecond after the version it replaces, so a local edit always
+///   supersedes what it edited, and journals the change in the same
+///   transaction, based on the server's version the device held (the
+///   ArchCopy, whose token is `deviceToken@localTimestamp`).
+/// - A sync first carries out the answers the application gave to open
+///   conflicts (``SyncCore/SyncStore/answerConflict(_:with:for:)``), then
+///   pulls, then pushes.
+/// - ``pullSync()`` writes a pulled version over a record without a pending
+///   change. For a record with one, the journal judges the pulled version by
+///   content (``SyncCore/JournalEntry/classify(_:)``), never by clocks: the
+///   server still holds the ArchCopy — the change stays and is pushed; the
+///   server holds what the device holds — the change is done; anything else
+///   is a conflict, which ``Configuration/conflictPolicy`` decides with the
+///   local edit as `local`, the server's version as `remote` (flat deltas, see
+///   ``AquasyncNewestWins``) and the ArchCopy as `base` (the model's fields only):
+///   - `keepLocal` — the local version is pushed, stamped one millisecond
+///     after the server's when ``AquasyncNewestWins`` would not already take
+///     it over the server's, so the server's default policy takes it;
+///   - `takeRemote` — the record takes the server's version; nothing is left to push;
+///   - `merged` — the merged fields become a local edit, stamped one
+///     millisecond after the later of the two versions;
 ///   - `keepBoth` — the record takes the server's version, and the local
-///     edit becomes a new record (a new gid, dirty).
+///     edit becomes a new record (a new gid);
+///   - `deferred` (``SyncCore/AskUserPolicy``) — the conflict stays open in the
+///     journal with base, local and remote, the local data stays, and nothing
+///     of the record is pushed until the application answers.
 ///
-///   The default, ``AquasyncNewestWins``, keeps the local edit only when its
-///   `localTimestamp` is newer (ties to the greater `deviceToken`). Each page
-///   of a pull is applied with its `latestUST` in one transaction.
-/// - ``pushSync()`` sends every dirty record in packs with fresh `_id`s and
-///   retries a pack unchanged on transient failures. A pushed record becomes
-///   clean only if it was not edited while its pack was in flight.
+///   Each page of a pull is applied with its `latestUST` in one transaction.
+/// - ``pushSync()`` sends the journal's entries that are ready, in packs with
+///   fresh `_id`s, and retries a pack unchanged on transient failures. A
+///   pushed change leaves the journal once the server took it, unless the
+///   record was edited while its pack was in flight; a change the server
+///   refused for good (the answer's `refused`) leaves the journal and is
+///   reported in ``Report/refused``.
 /// - Syncs run one at a time; local writes may happen during a sync.
 ///
 /// Requests go through a ``SyncCore/SyncEndpoint``: failures that may pass
@@ -115,11 +128,6 @@ public actor AquasyncClient {
     package nonisolated let syncGate = SyncGate()
     private var cachedDeviceToken: String?
 
-    static var deviceState: PeerID { AquasyncLocalRecords.deviceState }
-    static var dirtyColumn: String { AquasyncLocalRecords.dirtyColumn }
-    /// How far the change sequence has been looked through for dirty records.
-    static let pushedThrough = MetadataKey<ChangePosition>("pushedThrough", peer: deviceState)
-
     /// Makes a client.
     /// - Parameters:
     ///   - store: The local store; the device's token and `latestUST` are kept in it too.
@@ -157,13 +165,13 @@ public actor AquasyncClient {
         return token
     }
 
-    /// Creates or replaces a record's fields and marks it dirty; see ``AquasyncLocalRecords/save(_:gid:fields:)``.
+    /// Creates or replaces a record's fields and journals the change; see ``AquasyncLocalRecords/save(_:gid:fields:)``.
     @discardableResult
     public func save(_ model: String, gid: String? = nil, fields: [String: SyncValue]) async throws -> String {
         try await records.save(model, gid: gid, fields: fields)
     }
 
-    /// Soft-deletes a record and marks it dirty.
+    /// Soft-deletes a record and journals the change.
     public func delete(_ model: String, gid: String) async throws {
         try await records.delete(model, gid: gid)
     }
@@ -188,40 +196,88 @@ public actor AquasyncClient {
     /// What one sync did.
     public struct Report: Sendable, Hashable {
         /// Server versions written locally.
-        public var pulled: Int
-        /// Local versions sent to the server.
-        public var pushed: Int
+        public var pulled = 0
+        /// Local versions the server took.
+        public var pushed = 0
+        /// Conflicts waiting for the application's answer after the sync
+        /// (``SyncCore/SyncStore/openConflicts(for:)`` lists them).
+        public var openConflicts = 0
+        /// Changes the server refused for good, with its reasons: they left
+        /// the journal; the record keeps the local version on this device.
+        public var refused: [RecordKey: String] = [:]
+
+        /// An empty report.
+        public init() {}
     }
 
-    /// Pulls, then pushes.
-    /// - Throws: ``SyncCore/SyncClientError`` when the server cannot be reached or refuses,
-    ///   ``SyncCore/StoreError`` when the local store fails.
+    /// Carries out the answers given to conflicts, pulls, then pushes.
+    /// - Throws: ``SyncCore/SyncClientError`` when the server cannot be reached or refuses the request,
+    ///   ``SyncCore/StoreError`` when the local store fails (``SyncCore/StoreError/Code/storageFull``
+    ///   when it is full: nothing of the page that did not fit is kept, and a later sync takes it again).
     @discardableResult
     public func sync() async throws -> Report {
         try await syncGate.run {
-            let pulled = try await runPull()
-            let pushed = try await runPush()
-            return Report(pulled: pulled, pushed: pushed)
+            var report = Report()
+            report.pulled = try await runPull()
+            try await runPush(into: &report)
+            report.openConflicts = try await store.openConflicts(for: account).filter(\.awaitsAnswer).count
+            return report
         }
     }
 
-    /// Brings the server's changes made by other devices since ``latestUST()``.
-    /// - Returns: How many server versions were written locally.
+    /// Carries out the answers given to conflicts, then brings the server's
+    /// changes made by other devices since ``latestUST()``.
+    /// - Returns: ``Report/pulled`` and ``Report/openConflicts``.
     @discardableResult
-    public func pullSync() async throws -> Int {
-        try await syncGate.run { try await runPull() }
+    public func pullSync() async throws -> Report {
+        try await syncGate.run {
+            var report = Report()
+            report.pulled = try await runPull()
+            report.openConflicts = try await store.openConflicts(for: account).filter(\.awaitsAnswer).count
+            return report
+        }
     }
 
-    /// Sends every dirty record.
-    /// - Returns: How many deltas were sent.
+    /// Carries out the answers given to conflicts, then sends the journal's
+    /// changes that are ready.
+    /// - Returns: ``Report/pushed`` and ``Report/refused``.
     @discardableResult
-    public func pushSync() async throws -> Int {
-        try await syncGate.run { try await runPush() }
+    public func pushSync() async throws -> Report {
+        try await syncGate.run {
+            var report = Report()
+            report.pulled = try await carryOutAnswers()
+            try await runPush(into: &report)
+            return report
+        }
+    }
+
+    /// The device's token and the clock's time in milliseconds, for versions a sync writes.
+    private func stamp() async throws -> Stamp {
+        Stamp(deviceToken: try await deviceToken(), now: Delta.milliseconds(configuration.clock.now()))
+    }
+
+    /// Carries out every answered conflict.
+    /// - Returns: How many server versions were written locally.
+    private func carryOutAnswers() async throws -> Int {
+        try await records.adoptLegacyDirtyRecords()
+        let stamp = try await stamp()
+        return try await store.transaction(for: account) { tx in
+            var written = 0
+            for entry in try await tx.journal.entries() {
+                guard let answer = entry.answer, let remote = entry.remote,
+                    let model = StoredDelta.model(of: entry.key.collection)
+                else { continue }
+                if try await Self.carryOut(answer, of: entry, remote: remote, model: model, stamp: stamp, in: tx) {
+                    written += 1
+                }
+            }
+            return written
+        }
     }
 
     private func runPull() async throws -> Int {
+        var applied = try await carryOutAnswers()
         let token = try await deviceToken()
-        var applied = 0
         while true {
             let ust = try await latestUST()
             let request = endpoint.request(.get, "\(configuration.basePath)/from:\(ust)?deviceToken=\(token)")
@@ -234,10 +290,11 @@ public actor AquasyncClient {
                     "\(request.method) \(request.pathWithoutQuery): the server's pack carries no latestUST")
             }
             let policy = configuration.conflictPolicy
+            let stamp = try await stamp()
             applied += try await store.transaction(for: account) { tx in
                 var applied = 0
                 for (model, deltas) in pack.models {
-                    for delta in deltas where try await Self.apply(delta, model: model, policy: policy, in: tx) {
+                    for delta in deltas where try await Self.apply(delta, model: model, policy: policy, stamp: stamp, in: tx) {
                         applied += 1
                     }
                 }
@@ -248,80 +305,137 @@ public actor AquasyncClient {
         }
     }
 
-    /// Writes a pulled delta, or, over a local dirty edit, what `policy`
-    /// makes of the two; `true` when the server's version was written.
+    /// Writes a pulled delta, as the journal's rules say (see the type's
+    /// rules); `true` when the server's version was written.
     private static func apply(
-        _ delta: Delta, model: String, policy: any ConflictPolicy, in tx: any StoreTransaction
+        _ delta: Delta, model: String, policy: any ConflictPolicy, stamp: Stamp, in tx: any StoreTransaction
     ) async throws -> Bool {
-        let clean: [String: SyncValue] = [dirtyColumn: false]
-        guard let existing = try await tx.record(StoredDelta.key(model, delta.gid)),
-            existing.record.fields[dirtyColumn] == .bool(true)
-        else {
-            try await tx.put(StoredDelta.record(delta, model: model, extra: clean))
+        let key = StoredDelta.key(model, delta.gid)
+        guard let entry = try await tx.journal.entry(for: key), let stored = try await tx.record(key) else {
+            try await tx.put(StoredDelta.record(delta, model: model))
             return true
         }
-        let local = try StoredDelta.delta(existing, droppingColumns: [dirtyColumn])
+        let incoming = StoredDelta.serverVersion(delta, model: model)
+        let relation = entry.classify(incoming)
+        if relation == .sameAsLocal {
+            try await tx.journal.remove(key)
+            try await tx.put(StoredDelta.record(delta, model: model))
+            return true
+        }
+        if relation == .unchanged && entry.remote == nil { return false }
+        // A conflict, or a newer server version of one already open: the open conflict shows the latest.
+        try await tx.journal.openConflict(key, remote: incoming)
+        guard entry.remote == nil else { return false }
+        let local = try StoredDelta.delta(stored)
         let conflict = Conflict(
             local: StoredDelta.record(local, model: model), remote: StoredDelta.record(delta, model: model),
-            resolvingSide: .client)
-        switch await policy.resolve(conflict) {
-        case .keepLocal, .deferred:
+            base: entry.archCopy?.record, resolvingSide: .client)
+        guard let answer = ConflictAnswer(await policy.resolve(conflict), localIsDeleted: local.isDeleted) else {
             return false
-        case .takeRemote:
-            try await tx.put(StoredDelta.record(delta, model: model, extra: clean))
-        case .merged(let merged):
-            let version = Delta(merged: merged, gid: local.gid, deviceToken: local.deviceToken, after: local, delta)
-            try await tx.put(StoredDelta.record(version, model: model, extra: [dirtyColumn: true]))
+        }
+        var opened = entry
+        opened.remote = incoming
+        return try await carryOut(answer, of: opened, remote: incoming, model: model, stamp: stamp, in: tx)
+    }
+
+    /// Carries out `answer` to the open conflict of `entry` with the server's
+    /// version `remote`; `true` when the server's version was written locally.
+    private static func carryOut(
+        _ answer: ConflictAnswer, of entry: JournalEntry, remote: ServerVersion, model: String, stamp: Stamp,
+        in tx: any StoreTransaction
+    ) async throws -> Bool {
+        let theirs = StoredDelta.delta(remote)
+        let mine = try await tx.record(entry.key).map(StoredDelta.delta) ?? StoredDelta.delta(ServerVersion(record: entry.local))
+        /// Stores `version` as a local change based on the server's version.
+        func writeAsLocalChange(_ version: Delta, _ action: JournalAction) async throws {
+            try await tx.journal.rebase(entry.key)
+            try await tx.put(StoredDelta.record(version, model: model))
+            try await tx.journal.recordLocalChange(
+                action, local: StoredDelta.neutral(version, model: model), at: stamp.date, basedOn: nil)
+        }
+        switch answer {
+        case .keepMine:
+            var version = mine
+            if !AquasyncNewestWins.isNewer(mine, than: theirs) { version.localTimestamp = theirs.localTimestamp + 1 }
+            try await writeAsLocalChange(version, entry.action)
+            return false
+        case .merged(let fields):
+            let merged = SyncRecord(collection: entry.key.collection, id: entry.key.id, fields: fields, version: entry.local.version)
+            let version = Delta(merged: merged, gid: mine.gid, deviceToken: stamp.deviceToken, after: mine, theirs)
+            try await writeAsLocalChange(version, .modify)
+        case .takeTheirs:
+            try await tx.journal.remove(entry.key)
+            try await tx.put(StoredDelta.record(theirs, model: model))
         case .keepBoth:
-            try await tx.put(StoredDelta.record(delta, model: model, extra: clean))
-            let copy = local.copied(as: UUID().uuidString.lowercased(), deviceToken: local.deviceToken)
-            try await tx.put(StoredDelta.record(copy, model: model, extra: [dirtyColumn: true]))
+            try await tx.journal.remove(entry.key)
+            try await tx.put(StoredDelta.record(theirs, model: model))
+            if !mine.isDeleted {
+                var copy = mine.copied(as: UUID().uuidString.lowercased(), deviceToken: stamp.deviceToken)
+                copy.localTimestamp = max(stamp.now, mine.localTimestamp)
+                try await tx.put(StoredDelta.record(copy, model: model))
+                try await tx.journal.recordLocalChange(
+                    .add, local: StoredDelta.neutral(copy, model: model), at: stamp.date, basedOn: nil)
+            }
         }
         return true
     }
 
-    private func runPush() async throws -> Int {
-        let cursor = try await store.scoped(to: account).metadata(Self.pushedThrough) ?? .start
-        var dirty: [(model: String, stored: StoredRecord)] = []
-        var position = cursor
-        for try await batch in store.changePages(for: account, after: cursor) {
-            for stored in batch.records where stored.record.fields[Self.dirtyColumn] == .bool(true) {
-                if let model = StoredDelta.model(of: stored.record.collection) { dirty.append((model, stored)) }
+    /// A change read from the journal to be pushed.
+    private struct Outgoing: Sendable {
+        var model: String
+        var delta: Delta
+        var key: RecordKey
+        var sequence: Int64
+    }
+
+    private func runPush(into report: inout Report) async throws {
+        let outgoing: [Outgoing] = try await store.transaction(for: account) { tx in
+            var outgoing: [Outgoing] = []
+            for entry in try await tx.journal.entries() where entry.isReadyToSend {
+                guard let model = StoredDelta.model(of: entry.key.collection), let stored = try await tx.record(entry.key)
+                else { continue }
+                outgoing.append(
+                    Outgoing(model: model, delta: try StoredDelta.delta(stored).withoutUST, key: entry.key, sequence: entry.sequence))
             }
-            position = batch.lastPosition
+            return outgoing
         }
-        var pushed = 0
         var start = 0
-        while start < dirty.count {
-            let chunk = dirty[start..<min(start + configuration.packSize, dirty.count)]
+        while start < outgoing.count {
+            let chunk = outgoing[start..<min(start + configuration.packSize, outgoing.count)]
             var pack = DeltaPack(id: UUID().uuidString.lowercased())
-            for (model, stored) in chunk {
-                pack.models[model, default: []].append(
-                    try StoredDelta.delta(stored, droppingColumns: [Self.dirtyColumn]).withoutUST)
-            }
+            for change in chunk { pack.models[change.model, default: []].append(change.delta) }
             let request = SyncRequest(
                 method: .post, path: configuration.basePath, contentType: codec.primaryMediaType, accept: codec.primaryMediaType,
                 body: try codec.encode(pack.value(for: codec.features)))
-            _ = try await endpoint.send(request, idempotent: true, as: SyncValue.self)
-            try await store.transaction(for: account) { tx in
-                for (_, stored) in chunk {
-                    guard let current = try await tx.record(stored.record.key), current.position == stored.position else {
-                        continue
+            let answer = try await endpoint.send(request, idempotent: true, as: SyncValue.self)
+            let refusals = DeltaPack.refusals(in: answer)
+            let refused: [RecordKey: String] = try await store.transaction(for: account) { tx in
+                var refused: [RecordKey: String] = [:]
+                for change in chunk {
+                    if let reason = refusals[change.key] {
+                        try await tx.journal.remove(change.key)
+                        refused[change.key] = reason
+                    } else {
+                        try await tx.journal.acknowledge(
+                            change.key, sequence: change.sequence,
+                            holding: StoredDelta.serverVersion(change.delta, model: change.model))
                     }
-                    var clean = current.record
-                    clean.fields[Self.dirtyColumn] = false
-                    try await tx.put(clean)
                 }
+                return refused
             }
-            pushed += chunk.count
+            report.refused.merge(refused) { _, new in new }
+            report.pushed += chunk.count - refused.count
             start += chunk.count
         }
-        let reached = position
-        if reached > cursor {
-            try await store.scoped(to: account).setMetadata(reached, Self.pushedThrough)
-        }
-        return pushed
     }
+}
+
+/// The device's token and the time, for the versions a sync writes itself.
+private struct Stamp: Sendable {
+    var deviceToken: String
+    /// Milliseconds since 1970.
+    var now: Int64
+    var date: Date { Date(timeIntervalSince1970: Double(now) / 1000) }
 }
 
 extension Delta {

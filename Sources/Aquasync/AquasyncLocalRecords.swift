@@ -10,9 +10,11 @@ public import SyncCore
 /// let gid = try await records.save("Contact", fields: ["name": "Ada"])
 /// ```
 ///
-/// A write marks the record dirty and stamps `localTimestamp` with the clock,
-/// at least one millisecond after the version it replaces, so a local edit
-/// always supersedes what it edited.
+/// A write stamps `localTimestamp` with the clock, at least one millisecond
+/// after the version it replaces, so a local edit always supersedes what it
+/// edited, and records the change in the device's journal (``SyncCore/SyncJournal``)
+/// in the same transaction: neither the data nor the entry is stored without
+/// the other. A record is dirty while its journal entry is pending.
 public struct AquasyncLocalRecords: Sendable {
     /// The local store.
     public let store: any SyncStore
@@ -21,10 +23,13 @@ public struct AquasyncLocalRecords: Sendable {
     /// The wall clock that stamps `localTimestamp`.
     public let clock: any WallClock
 
-    /// The metadata peer for the device's own state: its token, `latestUST`, the push cursor.
+    /// The metadata peer for the device's own state: its token and `latestUST`.
     static let deviceState: PeerID = "aquasync.device"
-    /// The local-only column marking a record whose change waits to be pushed.
-    static let dirtyColumn = "isDirty"
+    /// The local-only column an earlier version of the library marked a
+    /// record whose change waited to be pushed with; the journal does that now.
+    static let legacyDirtyColumn = "isDirty"
+    /// Whether the records marked with ``legacyDirtyColumn`` have been taken into the journal.
+    static let legacyDirtyAdopted = MetadataKey<Bool>("journalAdoptedDirtyRecords", peer: deviceState)
     /// The device's token.
     static let deviceTokenKey = MetadataKey<String>("deviceToken", peer: deviceState)
     /// The update sequence timestamp the device has pulled up to.
@@ -47,7 +52,7 @@ public struct AquasyncLocalRecords: Sendable {
         }
     }
 
-    /// Creates or replaces a record's fields and marks it dirty.
+    /// Creates or replaces a record's fields and journals the change.
     /// - Parameters:
     ///   - model: The model, such as `Contact`.
     ///   - gid: The record's id; a new lowercase UUID when `nil`.
@@ -56,7 +61,7 @@ public struct AquasyncLocalRecords: Sendable {
     @discardableResult
     public func save(_ model: String, gid: String? = nil, fields: [String: SyncValue]) async throws -> String {
         guard DeltaPack.isValidModelName(model) else { throw AquasyncValidationError("\"\(model)\" is not a model name") }
-        if let bad = fields.keys.first(where: { Delta.syncColumns.contains($0) || $0 == Self.dirtyColumn || $0.hasPrefix("_") }) {
+        if let bad = fields.keys.first(where: { Delta.syncColumns.contains($0) || $0 == Self.legacyDirtyColumn || $0.hasPrefix("_") }) {
             throw AquasyncValidationError("\"\(bad)\" is a sync column or starts with '_': choose another field name")
         }
         let gid = gid ?? UUID().uuidString.lowercased()
@@ -65,7 +70,7 @@ public struct AquasyncLocalRecords: Sendable {
         return gid
     }
 
-    /// Soft-deletes a record and marks it dirty; its fields are cleared.
+    /// Soft-deletes a record and journals the change; its fields are cleared.
     public func delete(_ model: String, gid: String) async throws {
         try await write(model, gid: gid, fields: [:], isDeleted: true)
     }
@@ -73,16 +78,20 @@ public struct AquasyncLocalRecords: Sendable {
     /// The record `gid` of `model`, deleted or not, or `nil` if this device never saw it.
     public func object(_ model: String, gid: String) async throws -> AquasyncObject? {
         try await store.transaction(for: account) { tx in
-            try await tx.record(StoredDelta.key(model, gid)).map { try Self.object($0, model: model) }
+            let key = StoredDelta.key(model, gid)
+            guard let stored = try await tx.record(key) else { return nil }
+            return try Self.object(stored, model: model, isDirty: try await tx.journal.entry(for: key) != nil)
         }
     }
 
     /// The records of `model` that are not deleted, in gid order.
     public func objects(_ model: String) async throws -> [AquasyncObject] {
         try await store.transaction(for: account) { tx in
+            let collection = StoredDelta.collection(for: model)
+            let dirty = Set(try await tx.journal.entries(in: [collection]).map(\.key))
             var objects: [AquasyncObject] = []
-            for try await stored in tx.allRecords(in: StoredDelta.collection(for: model)) where !stored.record.isDeleted {
-                objects.append(try Self.object(stored, model: model))
+            for try await stored in tx.allRecords(in: collection) where !stored.record.isDeleted {
+                objects.append(try Self.object(stored, model: model, isDirty: dirty.contains(stored.record.key)))
             }
             return objects
         }
@@ -97,23 +106,59 @@ public struct AquasyncLocalRecords: Sendable {
 
     private func write(_ model: String, gid: String, fields: [String: SyncValue], isDeleted: Bool) async throws {
         let token = try await deviceToken()
-        let now = Delta.milliseconds(clock.now())
+        let now = clock.now()
         try await store.transaction(for: account) { tx in
             let key = StoredDelta.key(model, gid)
-            var timestamp = now
+            var timestamp = Delta.milliseconds(now)
+            var held: Delta?
             if let existing = try await tx.record(key) {
-                timestamp = max(now, try StoredDelta.delta(existing, droppingColumns: [Self.dirtyColumn]).localTimestamp + 1)
+                let delta = try StoredDelta.delta(existing)
+                timestamp = max(timestamp, delta.localTimestamp + 1)
+                // A version marked dirty by an earlier version of the library never reached the server.
+                if existing.record.fields[Self.legacyDirtyColumn] != .bool(true) { held = delta }
             }
             let delta = Delta(gid: gid, deviceToken: token, localTimestamp: timestamp, isDeleted: isDeleted, fields: fields)
-            try await tx.put(StoredDelta.record(delta, model: model, extra: [Self.dirtyColumn: true]))
+            try await tx.put(StoredDelta.record(delta, model: model))
+            let action: JournalAction = isDeleted ? .delete : held == nil ? .add : .modify
+            // Without a pending entry, the version held is the server's.
+            try await tx.journal.recordLocalChange(
+                action, local: StoredDelta.neutral(delta, model: model), at: now,
+                basedOn: held.map { StoredDelta.serverVersion($0, model: model) })
         }
     }
 
-    private static func object(_ stored: StoredRecord, model: String) throws -> AquasyncObject {
-        let delta = try StoredDelta.delta(stored, droppingColumns: [dirtyColumn])
+    /// Journals, once per store, the changes an earlier version of the library
+    /// marked with the `isDirty` column, as changes of items the server may
+    /// not have (so any server version of them is a conflict for the policy).
+    func adoptLegacyDirtyRecords() async throws {
+        let scoped = store.scoped(to: account)
+        guard try await scoped.metadata(Self.legacyDirtyAdopted) != true else { return }
+        for try await page in store.changePages(for: account, after: .start) {
+            let dirty = page.records.filter { $0.record.fields[Self.legacyDirtyColumn] == .bool(true) }
+            guard !dirty.isEmpty else { continue }
+            try await store.transaction(for: account) { tx in
+                for listed in dirty {
+                    guard let model = StoredDelta.model(of: listed.record.collection),
+                        let stored = try await tx.record(listed.record.key),
+                        stored.record.fields[Self.legacyDirtyColumn] == .bool(true)
+                    else { continue }
+                    let delta = try StoredDelta.delta(stored)
+                    let local = StoredDelta.neutral(delta, model: model)
+                    try await tx.put(StoredDelta.record(delta, model: model))
+                    try await tx.journal.recordLocalChange(
+                        delta.isDeleted ? .delete : .add, local: local, at: local.version.modifiedAt, basedOn: nil)
+                }
+            }
+        }
+        try await scoped.setMetadata(true, Self.legacyDirtyAdopted)
+    }
+
+    /// The object `stored` holds; dirty when its change is journaled (`isJournaled`) or marked by an earlier version.
+    private static func object(_ stored: StoredRecord, model: String, isDirty isJournaled: Bool) throws -> AquasyncObject {
+        let delta = try StoredDelta.delta(stored)
+        let isDirty = isJournaled || stored.record.fields[legacyDirtyColumn] == .bool(true)
         return AquasyncObject(
-            model: model, gid: delta.gid, fields: delta.fields, isDeleted: delta.isDeleted,
-            isDirty: stored.record.fields[dirtyColumn] == .bool(true), localTimestamp: delta.localTimestamp,
-            deviceToken: delta.deviceToken)
+            model: model, gid: delta.gid, fields: delta.fields, isDeleted: delta.isDeleted, isDirty: isDirty,
+            localTimestamp: delta.localTimestamp, deviceToken: delta.deviceToken)
     }
 }

@@ -11,7 +11,8 @@ public struct AquasyncObject: Sendable, Hashable {
     public var fields: [String: SyncValue]
     /// Whether the record is soft-deleted.
     public var isDeleted: Bool
-    /// Whether a local change waits to be pushed.
+    /// Whether a local change waits to be pushed: the record's entry in the
+    /// device's journal is pending (also while it waits for a conflict's answer).
     public var isDirty: Bool
     /// When the version was made, in milliseconds since 1970.
     public var localTimestamp: Int64

@@ -25,6 +25,10 @@ public import SyncCore
 ///   same transaction, so a pack sent again (a retry after a lost answer) is
 ///   answered `success` without being applied twice.
 /// - A pack with any invalid delta is refused with 422 and nothing of it is applied.
+/// - A delta that ``validation`` refuses is answered per record — listed
+///   under `refused` in the 200 answer (``DeltaPack/Refusal``) — and not
+///   stored, while the rest of its pack goes through. A pack sent again gets
+///   the same refusals.
 /// - Every account has its own data: the account comes from the transport's
 ///   authenticator, never from the pack.
 public struct AquasyncServer: SyncService {
@@ -54,6 +58,9 @@ public struct AquasyncServer: SyncService {
     /// - `keepBoth` — the pushed version is stored, and the stored one is
     ///   kept as a copy under a new gid, as a version of ``serverDeviceToken``.
     public let conflictPolicy: any ConflictPolicy
+    /// The rule each pushed record must pass (``SyncCore/RecordValidation/acceptAll`` by default);
+    /// it sees the record with the model's fields only (`aquasync/<Model>`, the gid as id).
+    public let validation: RecordValidation
 
     /// The `deviceToken` of versions the server makes itself (a merge, a
     /// kept copy): no device's, so every device pulls them.
@@ -70,9 +77,11 @@ public struct AquasyncServer: SyncService {
     ///   - pageSize: The most deltas in one pull answer.
     ///   - maxDeltasPerPack: The most deltas a pushed pack may carry.
     ///   - conflictPolicy: Decides between a pushed version and a stored one from another device.
+    ///   - validation: The rule each pushed record must pass; a record it refuses is answered per record.
     public init(
         store: any SyncStore, codecs: CodecSet, models: [AquasyncModel]? = nil, pageSize: Int = 1_000,
-        maxDeltasPerPack: Int = 10_000, conflictPolicy: any ConflictPolicy = AquasyncNewestWins()
+        maxDeltasPerPack: Int = 10_000, conflictPolicy: any ConflictPolicy = AquasyncNewestWins(),
+        validation: RecordValidation = .acceptAll
     ) {
         self.store = store
         self.codecs = codecs
@@ -80,6 +89,7 @@ public struct AquasyncServer: SyncService {
         self.pageSize = max(1, pageSize)
         self.maxDeltasPerPack = max(1, maxDeltasPerPack)
         self.conflictPolicy = conflictPolicy
+        self.validation = validation
     }
 
     /// Answers a pull or a push.
@@ -158,22 +168,41 @@ public struct AquasyncServer: SyncService {
                 status: 413, message: "a DeltaPack may carry at most \(maxDeltasPerPack) deltas; this one has \(pack.count)")
         }
         let packKey = "pack/" + (pack.id ?? "")
-        let conflicts: Int? = try await store.transaction(for: account) { tx in
-            if try await tx.metadata(packKey, for: Self.packLedger) != nil { return nil }
+        let outcome: (refused: [DeltaPack.Refusal], conflicts: Int?) = try await store.transaction(for: account) { tx in
+            if let ledger = try await tx.metadata(packKey, for: Self.packLedger) {
+                return (Self.refusals(inLedger: ledger), nil)
+            }
+            var refused: [DeltaPack.Refusal] = []
             var conflicts = 0
             for (model, deltas) in pack.models {
                 for delta in deltas {
-                    if try await apply(delta, model: model, in: tx) { conflicts += 1 }
+                    if let reason = validation.refusal(for: StoredDelta.neutral(delta, model: model)) {
+                        refused.append(DeltaPack.Refusal(model: model, gid: delta.gid, reason: reason))
+                    } else if try await apply(delta, model: model, in: tx) {
+                        conflicts += 1
+                    }
                 }
             }
-            try await tx.setMetadata(.integer(Int64(pack.count)), packKey, for: Self.packLedger)
-            return conflicts
+            let ledger: SyncValue =
+                refused.isEmpty
+                ? .integer(Int64(pack.count))
+                : ["count": .integer(Int64(pack.count)), "refused": .array(refused.map(\.value))]
+            try await tx.setMetadata(ledger, packKey, for: Self.packLedger)
+            return (refused, conflicts)
         }
-        if let conflicts {  // nil: a pack sent again, applied before
-            metrics.received(pack.count)
+        if let conflicts = outcome.conflicts {  // nil: a pack sent again, applied before
+            metrics.received(pack.count - outcome.refused.count)
             metrics.conflicts(conflicts)
         }
-        return try .encoded(["id": "success"], with: output)
+        if outcome.refused.isEmpty { return try .encoded(["id": "success"], with: output) }
+        return try .encoded(["id": "success", "refused": .array(outcome.refused.map(\.value))], with: output)
+    }
+
+    /// The refusals remembered with an applied pack (a ledger entry of an
+    /// earlier version holds only the pack's size, and no refusals).
+    private static func refusals(inLedger ledger: SyncValue) -> [DeltaPack.Refusal] {
+        guard case .array(let items)? = ledger["refused"] else { return [] }
+        return items.compactMap(DeltaPack.Refusal.init)
     }
 
     /// Stores a pushed delta, or what ``conflictPolicy`` makes of it and the stored version.

@@ -105,3 +105,52 @@ public struct DeltaPack: Sendable, Hashable {
         }
     }
 }
+
+extension DeltaPack {
+    /// A delta of a pushed pack that the server refused for good (HTTP 422
+    /// semantics for one record) and did not store, while the rest of the
+    /// pack went through. The push's answer lists them under `refused`:
+    ///
+    /// ```json
+    /// {"id": "success",
+    ///  "refused": [{"model": "Note", "gid": "6f1c8a3e-…", "reason": "a note needs a title"}]}
+    /// ```
+    ///
+    /// A client that does not know `refused` reads the answer as before.
+    public struct Refusal: Sendable, Hashable {
+        /// The delta's model.
+        public var model: String
+        /// The delta's gid.
+        public var gid: String
+        /// Why the server refused it.
+        public var reason: String
+
+        /// Makes a refusal.
+        public init(model: String, gid: String, reason: String) {
+            self.model = model
+            self.gid = gid
+            self.reason = reason
+        }
+
+        /// Reads a refusal from its wire form, or `nil` when `value` is not one.
+        public init?(_ value: SyncValue) {
+            guard case .string(let model)? = value["model"], case .string(let gid)? = value["gid"] else { return nil }
+            self.init(model: model, gid: gid, reason: value["reason"]?.stringValue ?? "refused by the server")
+        }
+
+        /// The refusal's wire form.
+        public var value: SyncValue {
+            ["model": .string(model), "gid": .string(gid), "reason": .string(reason)]
+        }
+    }
+
+    /// The refusals a push's answer carries, by the refused record's store key.
+    static func refusals(in answer: SyncValue) -> [RecordKey: String] {
+        guard case .array(let items)? = answer["refused"] else { return [:] }
+        var refusals: [RecordKey: String] = [:]
+        for refusal in items.compactMap(Refusal.init) {
+            refusals[StoredDelta.key(refusal.model, refusal.gid)] = refusal.reason
+        }
+        return refusals
+    }
+}

@@ -24,24 +24,21 @@ enum StoredDelta {
         RecordKey(collection: collection(for: model), id: RecordID(gid))
     }
 
-    /// The record that stores `delta`, plus `extra` columns kept only locally (such as `isDirty`).
-    static func record(_ delta: Delta, model: String, extra: [String: SyncValue] = [:]) -> SyncRecord {
+    /// The record that stores `delta`.
+    static func record(_ delta: Delta, model: String) -> SyncRecord {
         var stored = delta
         stored.ust = nil
-        var fields = stored.value().dictionaryValue ?? [:]
-        fields.merge(extra) { _, new in new }
         return SyncRecord(
-            collection: collection(for: model), id: RecordID(delta.gid), fields: fields, isDeleted: delta.isDeleted,
-            version: RecordVersion(
-                modifiedAt: Date(timeIntervalSince1970: Double(delta.localTimestamp) / 1000),
-                node: PeerID(delta.deviceToken)))
+            collection: collection(for: model), id: RecordID(delta.gid), fields: stored.value().dictionaryValue ?? [:],
+            isDeleted: delta.isDeleted, version: version(of: delta))
     }
 
-    /// The delta a stored record holds, with `ust` set to its position, without the local-only `extra` columns.
+    /// The delta a stored record holds, with `ust` set to its position. The
+    /// `isDirty` column an earlier version of the library kept is left out.
     /// - Throws: ``StoreError`` with ``StoreError/Code/corrupt`` when the record is not a stored delta.
-    static func delta(_ stored: StoredRecord, droppingColumns extra: Set<String> = []) throws -> Delta {
+    static func delta(_ stored: StoredRecord) throws -> Delta {
         var fields = stored.record.fields
-        for column in extra { fields.removeValue(forKey: column) }
+        fields.removeValue(forKey: AquasyncLocalRecords.legacyDirtyColumn)
         do {
             var delta = try Delta(.dictionary(fields), at: stored.record.key.description)
             delta.ust = Int64(clamping: stored.position.rawValue)
@@ -49,6 +46,42 @@ enum StoredDelta {
         } catch {
             throw StoreError(.corrupt, "\(stored.record.key) is not an Aquasync record: \(error)")
         }
+    }
+
+    // MARK: The journal's form
+
+    /// `delta` as the journal keeps it: the store key, the model's own fields
+    /// only, and a version made of `localTimestamp` and `deviceToken`.
+    static func neutral(_ delta: Delta, model: String) -> SyncRecord {
+        SyncRecord(
+            collection: collection(for: model), id: RecordID(delta.gid), fields: delta.isDeleted ? [:] : delta.fields,
+            isDeleted: delta.isDeleted, version: version(of: delta))
+    }
+
+    /// `delta` as a version the server holds; its token is the version's
+    /// identity, `deviceToken@localTimestamp`.
+    static func serverVersion(_ delta: Delta, model: String) -> ServerVersion {
+        ServerVersion(record: neutral(delta, model: model), token: .string("\(delta.deviceToken)@\(delta.localTimestamp)"))
+    }
+
+    /// The delta a server version holds (``serverVersion(_:model:)``'s inverse).
+    static func delta(_ version: ServerVersion) -> Delta {
+        var deviceToken = version.record.version.node.rawValue
+        var localTimestamp = Delta.milliseconds(version.record.version.modifiedAt)
+        if case .string(let token)? = version.token, let at = token.lastIndex(of: "@"),
+            let milliseconds = Int64(token[token.index(after: at)...])
+        {
+            deviceToken = String(token[..<at])
+            localTimestamp = milliseconds
+        }
+        return Delta(
+            gid: version.record.id.rawValue, deviceToken: deviceToken, localTimestamp: localTimestamp,
+            isDeleted: version.record.isDeleted, fields: version.record.fields)
+    }
+
+    private static func version(of delta: Delta) -> RecordVersion {
+        RecordVersion(
+            modifiedAt: Date(timeIntervalSince1970: Double(delta.localTimestamp) / 1000), node: PeerID(delta.deviceToken))
     }
 }
 
@@ -64,9 +97,9 @@ extension Delta {
             fields: merged.isDeleted ? [:] : merged.fields.filter { !Self.isColumn($0.key) })
     }
 
-    /// Whether `field` is a sync column, the local `isDirty`, or reserved (`_…`): not a model's field.
+    /// Whether `field` is a sync column, the local `isDirty` of earlier versions, or reserved (`_…`): not a model's field.
     private static func isColumn(_ field: String) -> Bool {
-        syncColumns.contains(field) || field == AquasyncLocalRecords.dirtyColumn || field.hasPrefix("_")
+        syncColumns.contains(field) || field == AquasyncLocalRecords.legacyDirtyColumn || field.hasPrefix("_")
     }
 
     /// This version under another gid and device token, as a copy a policy asked to keep.

@@ -42,10 +42,12 @@ struct AquasyncHarness {
     var models: [AquasyncModel]? = nil
 
     var conflictPolicy: any ConflictPolicy = AquasyncNewestWins()
+    var validation: RecordValidation = .acceptAll
 
     var server: AquasyncServer {
         AquasyncServer(
-            store: serverStore, codecs: TestCodec.all, models: models, pageSize: 50, conflictPolicy: conflictPolicy)
+            store: serverStore, codecs: TestCodec.all, models: models, pageSize: 50, conflictPolicy: conflictPolicy,
+            validation: validation)
     }
 
     /// The server mounted at `/deltas`, behind `front` when there is one.
@@ -74,14 +76,15 @@ struct AquasyncHarness {
         try await route.withTransport(to: service(), authenticator: Self.authenticator, credentials: credentials, body)
     }
 
-    /// A device whose local changes are stamped with `clock`'s wall time, pushing 20 deltas a pack;
-    /// in process unless given a `transport`.
+    /// A device on `store` whose local changes are stamped with `clock`'s wall time, pushing 20
+    /// deltas a pack; in process unless given a `transport`.
     func client(
         _ codec: TestCodec, clock: TestClock = TestClock(), through transport: (any SyncClientTransport)? = nil,
-        retry: RetryPolicy = .none, conflictPolicy: any ConflictPolicy = AquasyncNewestWins()
+        retry: RetryPolicy = .none, conflictPolicy: any ConflictPolicy = AquasyncNewestWins(),
+        store: any SyncStore = MemoryStore()
     ) -> AquasyncClient {
         AquasyncClient(
-            store: MemoryStore(), transport: transport ?? loopback(), codec: codec.codec,
+            store: store, transport: transport ?? loopback(), codec: codec.codec,
             configuration: .init(retry: retry, clock: clock.wall, conflictPolicy: conflictPolicy, packSize: 20))
     }
 

@@ -130,14 +130,14 @@ struct AquasyncSyncTests {
             let device = harness.client(.json, through: transport)
             let other = harness.client(.json, through: transport)
             let gid = try await device.save("Contact", fields: ["name": "Grace"])
-            #expect(try await device.pushSync() == 1)
-            #expect(try await device.pullSync() == 0)
+            #expect(try await device.pushSync().pushed == 1)
+            #expect(try await device.pullSync().pulled == 0)
 
             let otherGid = try await other.save("Contact", fields: ["name": "Linus"])
             try await other.sync()
             let localEdit = try await device.save("Contact", fields: ["name": "local, not pushed"])
             let before = try #require(try await device.object("Contact", gid: localEdit))
-            #expect(try await device.pullSync() == 1)
+            #expect(try await device.pullSync().pulled == 1)
             let pulled = try #require(try await device.object("Contact", gid: otherGid))
             #expect(pulled.isDirty == false)
             #expect(pulled.localTimestamp == (try await other.object("Contact", gid: otherGid))?.localTimestamp)
@@ -204,12 +204,12 @@ struct AquasyncSyncTests {
             box.gid = try await device.save("Contact", fields: ["name": "before push"])
             let gid = try #require(box.gid)
 
-            #expect(try await device.pushSync() == 1)
+            #expect(try await device.pushSync().pushed == 1)
             let afterFirst = try #require(try await device.object("Contact", gid: gid))
             #expect(afterFirst.isDirty)
             #expect(afterFirst.fields["name"] == "edited during push")
 
-            #expect(try await device.pushSync() == 1)
+            #expect(try await device.pushSync().pushed == 1)
             #expect(try await device.object("Contact", gid: gid)?.isDirty == false)
             let reader = harness.client(.json, through: transport)
             try await reader.sync()
@@ -230,7 +230,7 @@ struct AquasyncSyncTests {
             let device = harness.client(
                 .json, through: hooked, retry: RetryPolicy(maxAttempts: 3, initialDelay: .zero))
             let gid = try await device.save("Contact", fields: ["name": "Ada"])
-            #expect(try await device.pushSync() == 1)
+            #expect(try await device.pushSync().pushed == 1)
             #expect(failures.count == 2)
             #expect(try await device.object("Contact", gid: gid)?.isDirty == false)
         }
