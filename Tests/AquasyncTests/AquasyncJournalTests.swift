@@ -3,6 +3,7 @@ import FoundationEssentials
 import SyncCore
 import SyncJSON
 import SyncTesting
+import Synchronization
 import TestSupport
 import Testing
 
@@ -84,6 +85,32 @@ struct AquasyncJournalTests {
             #expect(try await second.store.openConflicts(for: second.account).isEmpty)
             #expect(try await second.sync() == AquasyncClient.Report())
         }
+    }
+
+    @Test("a device's policy gets the ArchCopy as base, with the model's fields only, beside the flat local and remote versions")
+    func policySeesBase() async throws {
+        let harness = AquasyncHarness()
+        let seen = Mutex<Conflict?>(nil)
+        let recording = DeferredPolicy { conflict in
+            seen.withLock { $0 = conflict }
+            return .takeRemote
+        }
+        let firstClock = TestClock(wallTime: .milliseconds(Self.start))
+        let first = harness.client(.json, clock: firstClock)
+        let second = harness.client(.json, clock: TestClock(wallTime: .milliseconds(Self.start)), conflictPolicy: recording)
+        let gid = try await first.save("Note", fields: ["text": "base"])
+        try await first.sync()
+        try await second.sync()
+        firstClock.wallTime = .milliseconds(Self.start + 10_000)
+        try await first.save("Note", gid: gid, fields: ["text": "first"])
+        try await first.sync()
+        try await second.save("Note", gid: gid, fields: ["text": "second"])
+        #expect(try await second.sync().pulled == 1)
+        let conflict = try #require(seen.withLock { $0 })
+        #expect(conflict.base?.fields == ["text": "base"])
+        #expect(conflict.local.fields["text"] == "second")
+        #expect(conflict.remote.fields["localTimestamp"] == .integer(Self.start + 10_000))
+        #expect(try await Self.notes(second) == [gid: "first"])
     }
 
     // MARK: b. A restart
