@@ -256,7 +256,9 @@ public actor AppSyncClient {
         try await syncGate.run { try await runSync() }
     }
 
-    /// Forgets both sync counters, then syncs: everything is downloaded and every pending local change uploaded.
+    /// Forgets both sync counters, then syncs: everything is downloaded, and
+    /// every pending local change and every local object the server does not
+    /// list (one it lost, say) is uploaded.
     /// - Throws: as ``sync()``.
     @discardableResult
     public func fullSync() async throws -> Report {
@@ -267,16 +269,18 @@ public actor AppSyncClient {
                     try await tx.setMetadata(nil, ClientState.serverCounterLastSync(name))
                 }
             }
-            return try await runSync()
+            return try await runSync(full: true)
         }
     }
 
-    private func runSync() async throws -> Report {
+    private func runSync(full: Bool = false) async throws -> Report {
         var report = Report()
         for name in types.keys.sorted() {
             let type = try self.type(name)
+            try await journalCounterMarkedChanges(type)
             try await carryOutAnswers(type)
-            try await syncFromServer(type, into: &report)
+            let listed = try await syncFromServer(type, into: &report)
+            if full { try await journalObjects(of: type, notIn: listed) }
             try await syncToServer(type, into: &report)
         }
         let collections = Set(types.keys.map(StoredObject.collection))
@@ -296,14 +300,19 @@ public actor AppSyncClient {
         }
     }
 
-    private func syncFromServer(_ type: AppSyncObjectType, into report: inout Report) async throws {
+    /// Downloads the changes of `type` since `servercounter_lastsync`.
+    /// - Returns: the guids the server listed.
+    @discardableResult
+    private func syncFromServer(_ type: AppSyncObjectType, into report: inout Report) async throws -> Set<String> {
         let policy = configuration.conflictPolicy
+        var listed: Set<String> = []
         while true {
             let from = try await counters(type.name).serverCounterLastSync
             let answer = try await endpoint.send(
                 endpoint.request(.get, "\(configuration.basePath)/\(type.name)/list/\(from)"),
                 as: AppSyncMessages.ListAnswer.self)
             let remote = answer.objects
+            listed.formUnion(remote.map(\.guid))
             let serverCounter = answer.result.servercounter
             let time = configuration.clock.now()
             let (downloaded, conflicts) = try await store.transaction(for: account) { tx in
@@ -323,7 +332,51 @@ public actor AppSyncClient {
             }
             report.downloaded += downloaded
             report.conflicts += conflicts
-            if answer.result.more != true { return }
+            if answer.result.more != true { return listed }
+        }
+    }
+
+    /// Journals, as new on this device, the objects of `type` the server did
+    /// not list in a full download and no pending change will send.
+    private func journalObjects(of type: AppSyncObjectType, notIn listed: Set<String>) async throws {
+        let time = configuration.clock.now()
+        try await store.transaction(for: account) { tx in
+            var missing: [AppSyncObject] = []
+            for try await stored in tx.allRecords(in: StoredObject.collection(type.name))
+            where !listed.contains(stored.record.id.rawValue) {
+                missing.append(try StoredObject.object(stored.record))
+            }
+            for object in missing where try await tx.journal.entry(for: StoredObject.key(type.name, object.guid)) == nil {
+                try await tx.journal.recordLocalChange(
+                    object.isDeleted ? .delete : .add, local: StoredObject.neutral(object, type: type.name, node: StoredObject.clientNode),
+                    at: time, basedOn: nil)
+            }
+        }
+    }
+
+    /// Journals, once per type, the changes a store written by an earlier
+    /// version of this client marked by counters alone (`counter_lastupdate`
+    /// above `counter_lastsync`). They have no ArchCopy: the server's
+    /// version, if one comes, is a conflict unless it holds the same.
+    private func journalCounterMarkedChanges(_ type: AppSyncObjectType) async throws {
+        try await store.transaction(for: account) { tx in
+            let adopted = ClientState.journalAdopted(type.name)
+            guard try await tx.metadata(adopted) != true else { return }
+            let lastSync = try await tx.metadata(ClientState.counterLastSync(type.name)) ?? 0
+            var marked: [SyncRecord] = []
+            for try await stored in tx.allRecords(in: StoredObject.collection(type.name)) {
+                if let counter = stored.record.fields["counter_lastupdate"]?.integerValue, counter > lastSync {
+                    marked.append(stored.record)
+                }
+            }
+            for record in marked where try await tx.journal.entry(for: record.key) == nil {
+                let object = try StoredObject.object(record)
+                try await tx.put(StoredObject.record(object, type: type.name))
+                try await tx.journal.recordLocalChange(
+                    object.isDeleted ? .delete : .modify, local: StoredObject.neutral(object, type: type.name, node: StoredObject.clientNode),
+                    at: object.timestampLastUpdate, basedOn: nil)
+            }
+            try await tx.setMetadata(true, adopted)
         }
     }
 
@@ -560,6 +613,11 @@ enum ClientState {
     /// The client's counter at its last upload of `type`.
     static func counterLastSync(_ type: String) -> MetadataKey<Int64> {
         MetadataKey("counter_lastsync/" + type, peer: peer)
+    }
+
+    /// Whether the changes an earlier version marked by counters in `type` were journaled.
+    static func journalAdopted(_ type: String) -> MetadataKey<Bool> {
+        MetadataKey("journal_adopted/" + type, peer: peer)
     }
 
     /// The server counter the downloads of `type` reached.

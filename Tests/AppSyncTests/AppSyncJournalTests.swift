@@ -250,3 +250,56 @@ struct AppSyncJournalFailureTests {
         }
     }
 }
+
+@Suite("appSync on the journal: a store of an earlier version, a full sync")
+struct AppSyncJournalAdoptionTests {
+    @Test("an earlier version's store: objects its counters marked dirty are journaled and uploaded once, clean ones are not", arguments: TransportRoute.allCases)
+    func counterMarkedChangesAreUploaded(route: TransportRoute) async throws {
+        let harness = AppSyncHarness()
+        let store = MemoryStore()
+        let written = Date(timeIntervalSince1970: 1_700_000_000)
+        try await store.transaction(for: "device") { tx in
+            for (guid, counter) in [("DIRTY", 2), ("CLEAN", 0)] {
+                try await tx.put(
+                    SyncRecord(
+                        collection: "appsync/note", id: RecordID(guid),
+                        fields: [
+                            "guid": .string(guid), "isdeleted": 0, "timestamp_created": .date(written),
+                            "timestamp_lastupdate": .date(written), "title": .string(guid), "counter_lastupdate": .integer(Int64(counter)),
+                        ], version: RecordVersion(modifiedAt: written, node: "appsync")))
+            }
+            try await tx.setMetadata(2, MetadataKey<Int64>("counter", peer: "appsync.client"))
+            try await tx.setMetadata(1, MetadataKey<Int64>("counter_lastsync/note", peer: "appsync.client"))
+        }
+        try await harness.withTransport(route) { transport in
+            let device = harness.client(transport, conflictPolicy: .askUser, store: store, types: [AppSyncHarness.note])
+            let report = try await device.sync()
+            #expect(report.uploaded == 1)
+            #expect(Array(try await harness.serverObjects("note").keys) == ["DIRTY"])
+            #expect(try await pendingChanges(of: device).isEmpty)
+            #expect(try await device.sync().uploaded == 0)
+        }
+    }
+
+    @Test("a full sync to a server that lost the objects sends them again, and only them", arguments: TransportRoute.allCases)
+    func fullSyncRestoresALostServer(route: TransportRoute) async throws {
+        let device = MemoryStore()
+        let before = AppSyncHarness()
+        try await before.withTransport(route) { transport in
+            let client = before.client(transport, conflictPolicy: .askUser, store: device, types: [AppSyncHarness.note])
+            for title in ["one", "two"] { try await client.save("note", fields: ["title": .string(title)]) }
+            try await client.sync()
+        }
+        let lost = AppSyncHarness()
+        try await lost.serverSave(guid: "NEW", fields: ["title": "made since"], type: "note")
+        try await lost.withTransport(route) { transport in
+            let client = lost.client(transport, conflictPolicy: .askUser, store: device, types: [AppSyncHarness.note])
+            let report = try await client.fullSync()
+            #expect(report.downloaded == 1)
+            #expect(report.uploaded == 2)
+            let notes = try await expectConverged(lost, [client])
+            #expect(Set(notes.map { $0.fields["title"] }) == ["one", "two", "made since"])
+            #expect(try await client.fullSync().uploaded == 0)
+        }
+    }
+}
