@@ -157,7 +157,7 @@ let package = Package(
             name: "AquasyncTests",
             dependencies: [
                 "SyncCore", "Aquasync", "SyncTesting", "SyncHTTP", "SyncJSON", "SyncMessagePack", "SyncXMLPlist",
-                "SyncBinaryPlist", "SyncSamples", "TestSupport",
+                "SyncBinaryPlist", "SyncSamples", "SyncSQLite", "TestSupport",
             ]
         ),
         .testTarget(
@@ -184,7 +184,7 @@ let package = Package(
         ),
         .testTarget(
             name: "AppSyncTests",
-            dependencies: ["SyncCore", "AppSync", "SyncTesting", "SyncHTTP", "SyncJSON"]
+            dependencies: ["SyncCore", "AppSync", "SyncTesting", "SyncHTTP", "SyncJSON", "SyncSQLite", "TestSupport"]
         ),
         .testTarget(
             name: "SyncHTTPTests",

@@ -1,6 +1,3 @@
-// SQLiteStore files for the device: AquasyncTests needs SyncSQLite among its dependencies in
-// Package.swift for these to build; until it has it, they are left out.
-#if canImport(GRDBSQLite)
 import Aquasync
 import FoundationEssentials
 import SyncCore
@@ -92,4 +89,3 @@ struct AquasyncJournalStorageTests {
         }
     }
 }
-#endif
