@@ -1,8 +1,9 @@
 import FoundationEssentials
 public import SyncCore
 
-/// An appSync device: keeps objects with its own counter in a local
-/// ``SyncStore``, and syncs each type with ``sync()`` — download, then upload.
+/// An appSync device: keeps objects in a local ``SyncStore``, each local
+/// change in the store's journal, and syncs each type with ``sync()`` —
+/// download, then upload.
 ///
 /// ```swift
 /// let client = AppSyncClient(
@@ -16,27 +17,44 @@ public import SyncCore
 /// What is not the local store, the server or the types is in ``Configuration``:
 /// where the server is mounted, retries, the clocks and the conflict policy.
 ///
-/// ## Counters
-/// The client's counter grows with every local change — never when it
-/// applies the server's changes. Each object keeps the counter value of its
-/// last local change (`counter_lastupdate`); per type the client keeps
-/// `counter_lastsync` (its counter at the last upload) and
-/// `servercounter_lastsync` (the server counter its downloads reached). An
-/// object is *dirty* when its `counter_lastupdate` is above `counter_lastsync`.
+/// ## The journal
+/// ``save(_:guid:fields:)`` and ``delete(_:guid:)`` store the object and a
+/// ``SyncCore/JournalEntry`` in one transaction: the action, its time, and
+/// the ArchCopy — the object as the device last had it from the server. An
+/// upload sends the objects whose entries are ready, and an entry leaves the
+/// journal when the server took the object (one changed again meanwhile
+/// stays, to be sent again). Per type the client keeps
+/// `servercounter_lastsync`, where its downloads reached; the seed's
+/// `counter` and `counter_lastsync` are kept as a read-out (``counters(_:)``)
+/// and no longer decide what is sent.
 ///
 /// ## Conflicts
-/// Downloading an object whose local copy is dirty is a conflict, and so is
-/// downloading a live object whose primary key a different local object
-/// holds. Both are handed to the configuration's
-/// ``Configuration/conflictPolicy`` with the server's version as `remote`;
-/// the policy's answer is applied:
-/// - `keepLocal` — the local version stays dirty and goes up next;
-/// - `takeRemote` — the server's version replaces it (and, for a primary-key
-///   clash, the local object is soft-deleted);
-/// - `merged` — the merged fields become a local change under the server's guid;
-/// - `keepBoth`, `deferred` — for the same guid, the local version is kept
-///   for the application to settle; a primary key cannot be held twice, so for
-///   a primary-key clash they act as `takeRemote`.
+/// A downloaded object with a pending change is a conflict exactly when the
+/// server's version holds something else than both the ArchCopy and the
+/// local version (``SyncCore/JournalEntry/classify(_:)``); clocks play no
+/// part. When it holds the local version, nothing is left to send. The
+/// configuration's ``Configuration/conflictPolicy`` gets base, local and
+/// remote and its answer is carried out:
+/// - `keepLocal` — the local version goes up, stamped at least a second after
+///   the server's version;
+/// - `takeRemote` — the server's version replaces it;
+/// - `merged` — the merged fields go up as a change of the server's version;
+/// - `keepBoth` — the server's version under the guid, the local one as a new
+///   object (not when both hold one primary key: the conflict stays open);
+/// - `deferred` (``SyncCore/AskUserPolicy``) — the conflict stays open, the
+///   local version is kept and not sent, until the application answers with
+///   ``SyncCore/SyncStore/answerConflict(_:with:for:)``; the next sync
+///   carries the answer out.
+///
+/// A downloaded live object whose primary key a different local object holds
+/// is settled at once: one object under the server's guid is left (with the
+/// server's fields for `takeRemote`, `keepBoth` and `deferred`, the local or
+/// merged ones otherwise) and the local object is soft-deleted.
+///
+/// ## Refusals
+/// An object the server rejects for its primary key (status 409) stays in
+/// the journal, and the next download settles the clash; one it refuses for
+/// good (status 422) leaves the journal and is listed in ``Report/refused``.
 ///
 /// ## Not skipping, not echoing
 /// After an upload the client moves `servercounter_lastsync` to the answer's
@@ -78,7 +96,8 @@ public actor AppSyncClient {
         /// Decides conflicts found while downloading. The seed leaves the
         /// choice to the application (server, client or timestamp priority);
         /// the default is timestamp priority, ``SyncCore/NewestWinsPolicy``,
-        /// as `anchorage sync --stack appsync` uses without `--priority`.
+        /// as `anchorage sync --stack appsync` uses without `--priority`;
+        /// `.askUser` leaves every conflict to the application.
         public var conflictPolicy: any ConflictPolicy
 
         /// Makes a configuration; every setting left out keeps its default.
@@ -118,7 +137,7 @@ public actor AppSyncClient {
 
     /// Makes a client.
     /// - Parameters:
-    ///   - store: The local store; the counters are kept in it too.
+    ///   - store: The local store; the journal and the counters are kept in it too.
     ///   - account: The account local objects live under in `store`.
     ///   - transport: How requests reach the server (add credentials with a middleware).
     ///   - codec: The codec objects travel in.
