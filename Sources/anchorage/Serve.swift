@@ -33,6 +33,8 @@ struct Serve: AsyncParsableCommand {
             without the password being checked, for 1 minute, doubling with each further failure up to \
             15 minutes; forgotten after a success, or 15 minutes without a failure after the last lock. \
             --quota-records and --quota-bytes hold each account to a size (507; OTA E_LimitExceeded); \
+            --max-record-bytes refuses one too-large record for good (the device drops its change and \
+            reports it) while the rest of the request goes through; \
             --max-connections and --request-timeout cap the work in service (503 with Retry-After). \
             `anchorage users revoke NAME` removes an account's bearer tokens at once.
 
@@ -74,6 +76,9 @@ struct Serve: AsyncParsableCommand {
     @Option(help: "The largest request body accepted, in bytes.")
     var maxRequestBytes = 64 << 20
 
+    @Option(help: "The most bytes one live record's fields may take (as stored); a larger record is refused on its own, for good, and the others of its request go through. No limit by default.")
+    var maxRecordBytes: Int?
+
     @Option(help: "The most live records one account may hold; an upload that would pass it is refused (HTTP 507, OTA E_LimitExceeded). No limit by default.")
     var quotaRecords: Int?
 
@@ -112,6 +117,7 @@ struct Serve: AsyncParsableCommand {
     /// Refuses an OTA message limit the server would silently raise.
     func validate() throws {
         guard otaMaxMessageBytes >= 4_096 else { throw ValidationError("--ota-max-message-bytes must be at least 4096") }
+        if let maxRecordBytes, maxRecordBytes < 1 { throw ValidationError("--max-record-bytes must be at least 1") }
         if let quotaRecords, quotaRecords < 0 { throw ValidationError("--quota-records must not be negative") }
         if let quotaBytes, quotaBytes < 0 { throw ValidationError("--quota-bytes must not be negative") }
         guard maxConnections >= 1 else { throw ValidationError("--max-connections must be at least 1") }
@@ -153,8 +159,9 @@ struct Serve: AsyncParsableCommand {
                 quotaRecords == nil && quotaBytes == nil
                 ? meteredStore
                 : QuotaStore(base: meteredStore, limits: .init(records: quotaRecords, bytes: quotaBytes))
+            let validation = maxRecordBytes.map(RecordValidation.maximumSize) ?? .acceptAll
             let router = ServiceRouter()
-                .mounting(AquasyncServer(store: syncStore, codecs: CodecChoice.allCodecs), at: "/deltas")
+                .mounting(AquasyncServer(store: syncStore, codecs: CodecChoice.allCodecs, validation: validation), at: "/deltas")
                 .mounting(
                     AppSyncServer(store: syncStore, codecs: CodecChoice.allCodecs, types: try appSyncTypes.map(AppSyncObjectType.init(argument:))),
                     at: "/rest")

@@ -120,6 +120,7 @@ struct Sync: AsyncParsableCommand {
             let client = AquasyncClient(store: localStore, transport: transport, codec: codec.codec, configuration: configuration)
             let report = try await client.sync()
             print("synced with \(server) in \(codec.rawValue): pulled \(report.pulled), pushed \(report.pushed), latest UST \(try await client.latestUST())")
+            Self.printRefused(report.refused)
         case .appsync:
             let client = AppSyncClient(
                 store: localStore, transport: transport, codec: codec.codec,
@@ -139,6 +140,14 @@ struct Sync: AsyncParsableCommand {
         }
         if let journalAccount = stack == .ota ? account : DeviceSettings.account {
             print(try await Self.waitingConflicts(in: localStore, account: journalAccount, stack: stack))
+        }
+    }
+
+    /// One line per change the server refused for good: its key and the server's reason.
+    /// The change left the device's journal; the record keeps the device's version.
+    static func printRefused(_ refused: [RecordKey: String]) {
+        for (key, reason) in refused.sorted(by: { $0.key < $1.key }) {
+            print("refused \(key): \(reason)")
         }
     }
 

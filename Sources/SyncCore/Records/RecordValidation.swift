@@ -8,7 +8,7 @@ import FoundationEssentials
 /// ```swift
 /// let validation = RecordValidation.maximumSize(64 * 1024)
 ///     .and { record in record.fields["title"] == nil ? "a note needs a title" : nil }
-/// let server = AquasyncServer(store: store, validation: validation)
+/// let server = AquasyncServer(store: store, codecs: CodecSet([JSONCodec()]), validation: validation)
 /// ```
 public struct RecordValidation: Sendable {
     /// The reason a record is refused, or `nil` when it is taken.
