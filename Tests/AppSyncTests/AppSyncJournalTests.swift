@@ -145,7 +145,7 @@ struct AppSyncJournalConflictTests {
         }
     }
 
-    @Test("skewed clocks: the same note edited on both devices is a conflict whatever the skew", arguments: Skew.allCases, TransportRoute.allCases)
+    @Test("skewed clocks: the same note edited on both devices is a conflict whatever the skew; keeping mine wins everywhere", arguments: Skew.allCases, TransportRoute.allCases)
     func skewedEditsConflict(skew: Skew, route: TransportRoute) async throws {
         let harness = AppSyncHarness()
         try await harness.withTransport(route) { transport in
@@ -154,6 +154,14 @@ struct AppSyncJournalConflictTests {
             let report = try await devices.b.sync()
             #expect(report.conflicts == 1)
             #expect(report.openConflicts == 1)
+            let editedOnA = try #require(try await harness.serverObjects("note")[devices.guid]).timestampLastUpdate
+
+            try await devices.b.store.answerConflict("appsync/note/\(devices.guid)", with: .keepMine, for: devices.b.account)
+            try await devices.b.sync()
+            try await devices.a.sync()
+            let notes = try await expectConverged(harness, [devices.a, devices.b])
+            #expect(notes.map { $0.fields["title"] } == ["from B"])
+            #expect(notes.first.map { $0.timestampLastUpdate > editedOnA } == true, "mine is stamped after the version it overrides")
         }
     }
 
