@@ -71,6 +71,14 @@ public struct OTAClient: Sendable {
         /// Whether to keep id maps for the next session instead of answering a final message with them
         /// (the default: a fast sync then takes one round trip; the next session delivers them first).
         public var defersIDMap: Bool
+        /// Decides a conflict the device meets: a server version arriving for
+        /// a record with a local change pending, when it is neither the version
+        /// the change was based on nor the change itself. The default,
+        /// `.serverWins`, takes the server's version (the server's policy
+        /// decided first); `.askUser` keeps the conflict open in the journal
+        /// until the application answers. A record the server sends as a
+        /// conflict for the user (its policy deferred) is always kept open.
+        public var conflictPolicy: any ConflictPolicy
 
         /// Makes a configuration; every setting left out keeps its default.
         /// - Parameters:
@@ -82,11 +90,12 @@ public struct OTAClient: Sendable {
         ///   - maxMessageBytes: The largest message the device sends (at least 4 KiB).
         ///   - deviceInfo: What the device answers `get deviceinfo` with.
         ///   - defersIDMap: Whether id maps wait for the next session.
+        ///   - conflictPolicy: Decides the conflicts the device meets.
         public init(
             basePath: String = "/ota", retry: RetryPolicy = .default, sleeper: any Clock<Duration> = ContinuousClock(),
             itemType: OTAItemType = .records, directions: [String: OTADirection] = [:], maxMessageBytes: Int = 1 << 20,
             deviceInfo: [String: SyncValue] = ["model": "Anchorage", "software": .string(AnchorageVersion.current)],
-            defersIDMap: Bool = true
+            defersIDMap: Bool = true, conflictPolicy: any ConflictPolicy = .serverWins
         ) {
             self.basePath = basePath
             self.retry = retry
@@ -96,6 +105,7 @@ public struct OTAClient: Sendable {
             self.maxMessageBytes = maxMessageBytes
             self.deviceInfo = deviceInfo
             self.defersIDMap = defersIDMap
+            self.conflictPolicy = conflictPolicy
         }
     }
 
@@ -107,7 +117,8 @@ public struct OTAClient: Sendable {
     public let transport: any SyncClientTransport
     /// The codec messages travel in.
     public let codec: any SyncCodec
-    /// The dataclasses to sync, in this order.
+    /// The dataclasses to sync, in this order (never the journal's collection, `anchorage.journal`,
+    /// nor FLD's `ota-synced:` copies).
     public let dataclasses: [String]
     /// Where the server is mounted, retries, and OTA's own settings
     /// (``Configuration/maxMessageBytes`` as the client uses it: at least 4 KiB).
@@ -133,7 +144,7 @@ public struct OTAClient: Sendable {
         self.deviceID = deviceID
         self.transport = transport
         self.codec = codec
-        self.dataclasses = dataclasses
+        self.dataclasses = dataclasses.filter(OTAClientState.isDataclass)
         var configuration = configuration
         configuration.maxMessageBytes = max(4_096, configuration.maxMessageBytes)
         self.configuration = configuration
@@ -193,8 +204,15 @@ public struct OTASyncReport: Sendable, Hashable {
     public var receivedItems = 0
     /// The mode each dataclass synced in.
     public var modes: [String: OTASyncMode] = [:]
-    /// Conflicts the server sent for the user to resolve.
+    /// Conflicts the device met in this sync: server versions that moved away from
+    /// the version a pending local change was based on (decided by the policy, or left open).
     public var conflicts = 0
+    /// Conflicts waiting for the application's answer after the sync, in the synced dataclasses
+    /// (``SyncCore/SyncStore/openConflicts(for:)`` lists them).
+    public var openConflicts = 0
+    /// Local changes the server refused for good, by record key (the dataclass and the LUID):
+    /// the reason. They left the journal; the device keeps its record as it is.
+    public var refused: [RecordKey: String] = [:]
 }
 
 /// The server refused a message or a dataclass with an OTA status (failures

@@ -8,8 +8,10 @@ struct OTAClientIncoming {
     let client: OTAClient
     /// Items the server sent and the device applied.
     private(set) var receivedItems = 0
-    /// Conflicts the server sent for the user to resolve.
+    /// Conflicts the device met: server versions of records with a pending change that conflict with it.
     private(set) var conflicts = 0
+    /// Changes the server refused for good, by record key: the reason.
+    private(set) var refused: [RecordKey: String] = [:]
 
     init(client: OTAClient) {
         self.client = client
@@ -35,7 +37,7 @@ struct OTAClientIncoming {
 
     /// Takes the server's answer to one of the device's commands.
     /// - Returns: the mode to start the dataclass again in, after `E_NegotiationFailed`.
-    func take(_ response: OTACommandResponse, syncs: inout [String: ClientDataclass]) async throws -> OTASyncMode? {
+    mutating func take(_ response: OTACommandResponse, syncs: inout [String: ClientDataclass]) async throws -> OTASyncMode? {
         guard let uri = response.uri, var sync = syncs[uri], let result = response.results.first else { return nil }
         defer { syncs[uri] = sync }
         switch (response.knownName, result.status) {
@@ -54,8 +56,14 @@ struct OTAClientIncoming {
             break
         case (.syncChanges?, .commandNotProcessed) where sync.phase == .needsStart:
             break  // its sync-start failed; it starts again in the mode the server wants
-        case (.syncChanges?, .ok):
+        case (.syncChanges?, .ok), (.syncChanges?, .multiStatus):
             let anchor = try response.params["anchors"].map { value throws(OTAMessageError) in try OTAAnchors(value) }?.nextServerAnchor
+            // S_MultiStatus: the statuses after the first name the items the server refused for good.
+            let refusals = response.results.dropFirst().filter { !$0.status.isSuccess && $0.paramName == "items" && $0.paramKey != nil }
+            try await refuse(
+                Dictionary(refusals.map { ($0.paramKey!, $0.detail ?? $0.status.description) }, uniquingKeysWith: { first, _ in first }),
+                in: &sync)
+            sync.mingleAnswered = true
             if !sync.mingled { try await markMingled(&sync, serverAnchor: anchor) }
         default:
             if !result.status.isSuccess {
@@ -66,12 +74,26 @@ struct OTAClientIncoming {
         return nil
     }
 
-    /// The mingle checkpoint: the device's changes up to the session's snapshot are on the server.
-    private func markMingled(_ sync: inout ClientDataclass, serverAnchor: String?) async throws {
-        let (uri, snapshot, sent, mode, sentRecords) = (sync.uri, sync.snapshot, sync.sentLUIDs, sync.mode, sync.sentRecords)
-        let sentAll = sync.direction != .toDevice
+    /// The server refused these items (LUID → its status) for good: their entries leave the journal
+    /// and are reported; the device keeps its records as they are.
+    private mutating func refuse(_ refusals: [String: String], in sync: inout ClientDataclass) async throws {
+        guard !refusals.isEmpty else { return }
+        let collection = CollectionID(sync.uri)
         try await store.transaction { tx in
-            if sentAll { try await tx.setMetadata(snapshot, OTAClientState.sentPosition(uri)) }
+            for luid in refusals.keys { try await tx.journal.remove(RecordKey(collection: collection, id: RecordID(luid))) }
+        }
+        for (luid, reason) in refusals {
+            refused[RecordKey(collection: collection, id: RecordID(luid))] = reason
+            sync.sentEntries[luid] = nil
+            sync.sentRecords[luid] = nil
+        }
+        sync.sentLUIDs.removeAll { refusals[$0] != nil }
+    }
+
+    /// The mingle checkpoint: the device's changes the session sent are on the server.
+    private func markMingled(_ sync: inout ClientDataclass, serverAnchor: String?) async throws {
+        let (uri, sent, mode, sentRecords) = (sync.uri, sync.sentLUIDs, sync.mode, sync.sentRecords)
+        try await store.transaction { tx in
             for (luid, record) in sentRecords { try await OTAClientState.setSynced(record, luid, uri, in: tx) }
             var ids = mode == .fast ? try await tx.metadata(OTAClientState.ids(uri)) ?? [:] : [:]
             for luid in sent where ids[luid] == nil { ids[luid] = "" }
@@ -101,7 +123,8 @@ struct OTAClientIncoming {
             }
             do {
                 let apply = try OTADeviceApply(
-                    uri: uri, sync: sync, command: command, now: client.records.clock.now(), keepsSynced: client.configuration.itemType == .changes)
+                    uri: uri, sync: sync, command: command, now: client.records.clock.now(), keepsSynced: client.configuration.itemType == .changes,
+                    policy: client.configuration.conflictPolicy)
                 if !sync.mingled {
                     // The server pushes only after its mingle: the device's changes are in.
                     try await markMingled(&sync, serverAnchor: nil)
@@ -111,6 +134,8 @@ struct OTAClientIncoming {
                 sync.phase = sync.phase == .failed ? .failed : .receiving
                 receivedItems += applied.count
                 conflicts += applied.conflicts
+                // A server version came back for these: the journal judged them; the commit does not acknowledge them.
+                for luid in applied.judged { sync.sentEntries[luid] = nil }
                 syncs[uri] = sync
                 var params: [String: SyncValue] = [:]
                 if !applied.newIDs.isEmpty { params["idmap"] = .dictionary(applied.newIDs.mapValues(SyncValue.string)) }
@@ -121,7 +146,13 @@ struct OTAClientIncoming {
         case .syncCommit?:
             guard let uri = command.uri, var sync = syncs[uri] else { return nil }
             let anchors = try command.params["anchors"].map { value throws(OTAMessageError) in try OTAAnchors(value) }
+            let acknowledged = sync.mingleAnswered ? sync.sentEntries.values.map { $0 } : []
             try await store.transaction { tx in
+                let token = anchors?.nextServerAnchor.map(SyncValue.string)
+                for entry in acknowledged {
+                    // The server's mingle took the change and sent no other version back: it holds what was sent.
+                    try await tx.journal.acknowledge(entry.key, sequence: entry.sequence, holding: ServerVersion(record: entry.local, token: token))
+                }
                 if let anchor = anchors?.nextServerAnchor { try await tx.setMetadata(anchor, OTAClientState.serverAnchor(uri)) }
                 var device = try await tx.metadata(OTAClientState.deviceAnchor(uri)) ?? .fresh()
                 device.count += 1
@@ -130,6 +161,7 @@ struct OTAClientIncoming {
                 try await tx.setMetadata(next == .fast ? nil : next, OTAClientState.requestedMode(uri))
             }
             sync.phase = .committed
+            sync.sentEntries = [:]
             syncs[uri] = sync
             return (OTACommandResponse(answering: command, .ok), false)
         case .syncCancel?:

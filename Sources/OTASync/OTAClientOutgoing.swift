@@ -29,22 +29,22 @@ struct OTAClientOutgoing {
     /// sends in it.
     mutating func prepare(_ sync: inout ClientDataclass, mode proposed: OTASyncMode?) async throws {
         let uri = sync.uri
-        let snapshot = try await store.latestPosition()
-        let (anchor, requested, sent, ids, pending) = try await store.transaction { tx in
+        try await journalUnsentChanges(of: uri)
+        let (anchor, requested, ids, pending, entries) = try await store.transaction { tx in
             (
                 try await tx.metadata(OTAClientState.serverAnchor(uri)), try await tx.metadata(OTAClientState.requestedMode(uri)),
-                try await tx.metadata(OTAClientState.sentPosition(uri)) ?? .start, try await tx.metadata(OTAClientState.ids(uri)) ?? [:],
-                try await tx.metadata(OTAClientState.pendingIDMap(uri)) ?? [:]
+                try await tx.metadata(OTAClientState.ids(uri)) ?? [:], try await tx.metadata(OTAClientState.pendingIDMap(uri)) ?? [:],
+                try await tx.journal.entries(in: [CollectionID(uri)]).filter(\.isReadyToSend)
             )
         }
         sentItems -= sync.sentLUIDs.count - sync.outgoing.count  // sent and not processed: they go again
         let mode = proposed ?? requested ?? (anchor == nil ? .slow : .fast)
         sync.mode = mode
         sync.phase = .needsStart
-        sync.snapshot = snapshot
         sync.pendingIDMap = pending
         sync.outgoing = []
         sync.sentRecords = [:]
+        sync.sentEntries = [:]
         sync.itemType = mode == .fast ? client.configuration.itemType : .records
         let keepsSynced = client.configuration.itemType == .changes
         sync.direction = client.configuration.directions[uri] ?? .twoWay
@@ -58,31 +58,52 @@ struct OTAClientOutgoing {
                 sync.outgoing.append((luid, record.item(.add)))
                 if keepsSynced { sync.sentRecords[luid] = record }
             }
+            for entry in entries { sync.sentEntries[entry.key.id.rawValue] = entry }
         case .fast:
-            for try await page in store.changePages(after: sent, in: [CollectionID(uri)]) {
-                for stored in page.records where stored.record.version.node == OTADeviceRecords.localNode {
-                    let luid = stored.record.id.rawValue
-                    if stored.record.isDeleted {
-                        // Sent even when the server may never have seen the record: a delete of an unknown id is a no-op there,
-                        // and a record whose add reached the mingle but not its answer must not survive on the server.
-                        sync.outgoing.append((luid, .delete()))
-                        if keepsSynced { sync.sentRecords[luid] = .some(nil) }
-                    } else {
-                        let record = try OTARecord(stored.record)
-                        let operation: OTAItemOperation = ids[luid] == nil ? .add : .modify
-                        if sync.itemType == .changes {
-                            let synced = try await store.transaction { tx in try await OTAClientState.synced(luid, uri, in: tx) }
-                            guard let item = Self.fieldChanges(from: synced, to: record, operation) else { continue }
-                            sync.outgoing.append((luid, item))
-                        } else {
-                            sync.outgoing.append((luid, record.item(operation)))
-                        }
-                        if keepsSynced { sync.sentRecords[luid] = record }
-                    }
+            // What must be sent is the journal's: the entries ready to send, each with the record as it is now.
+            for entry in entries {
+                let luid = entry.key.id.rawValue
+                let stored = try await store.transaction { tx in try await tx.record(entry.key) }
+                sync.sentEntries[luid] = entry
+                guard let stored, !stored.record.isDeleted else {
+                    // Sent even when the server may never have seen the record: a delete of an unknown id is a no-op there,
+                    // and a record whose add reached the mingle but not its answer must not survive on the server.
+                    sync.outgoing.append((luid, .delete()))
+                    if keepsSynced { sync.sentRecords[luid] = .some(nil) }
+                    continue
                 }
+                let record = try OTARecord(stored.record)
+                let operation: OTAItemOperation = ids[luid] == nil ? .add : .modify
+                if sync.itemType == .changes {
+                    let synced = try await store.transaction { tx in try await OTAClientState.synced(luid, uri, in: tx) }
+                    guard let item = Self.fieldChanges(from: synced, to: record, operation) else { continue }
+                    sync.outgoing.append((luid, item))
+                } else {
+                    sync.outgoing.append((luid, record.item(operation)))
+                }
+                if keepsSynced { sync.sentRecords[luid] = record }
             }
         }
         sync.sentLUIDs = sync.outgoing.map(\.id)
+    }
+
+    /// A store written before the journal kept a change position instead: its changes after it
+    /// become journal entries (based on nothing the device knows), once.
+    private func journalUnsentChanges(of uri: String) async throws {
+        let key = OTAClientState.legacySentPosition(uri)
+        guard let sent = try await store.transaction({ tx in try await tx.metadata(key) }) else { return }
+        var unsent: [SyncRecord] = []
+        for try await page in store.changePages(after: sent, in: [CollectionID(uri)]) {
+            unsent += page.records.map(\.record).filter { $0.version.node == OTADeviceRecords.localNode }
+        }
+        try await store.transaction { [unsent] tx in
+            for record in unsent {
+                try await tx.journal.recordLocalChange(
+                    record.isDeleted ? .delete : .modify, local: try OTADeviceJournal.neutral(record), at: record.version.modifiedAt,
+                    basedOn: nil)
+            }
+            try await tx.setMetadata(nil, key)
+        }
     }
 
     /// The FLD item that turns what the server holds (`synced`) into `record`: the changed fields

@@ -22,7 +22,13 @@ struct OTAClientSession {
     /// Runs the session until the server's side is final and the device has nothing more to send.
     /// - Returns: what travelled and how.
     mutating func run() async throws -> OTASyncReport {
-        for uri in client.dataclasses { try await outgoing.prepare(&syncs[uri]!, mode: nil) }
+        let store = client.records.store.scoped(to: client.records.account)
+        for uri in client.dataclasses {
+            // The application's answers first: what they keep goes up in this session.
+            try await OTADeviceJournal(dataclass: uri, now: client.records.clock.now(), keepsSynced: client.configuration.itemType == .changes)
+                .carryOutAnswers(in: store)
+            try await outgoing.prepare(&syncs[uri]!, mode: nil)
+        }
         var message = try await outgoing.nextMessage(&syncs)
         while true {
             let reply = try await exchange(message)
@@ -42,6 +48,11 @@ struct OTAClientSession {
             roundTrips: sender.roundTrips, sentItems: outgoing.sentItems, receivedItems: incoming.receivedItems,
             conflicts: incoming.conflicts)
         for (uri, sync) in syncs { report.modes[uri] = sync.mode }
+        let synced = Set(client.dataclasses.map { CollectionID($0) })
+        report.openConflicts = try await store.transaction { tx in
+            try await tx.journal.openConflicts().filter { $0.awaitsAnswer && synced.contains($0.key.collection) }.count
+        }
+        report.refused = incoming.refused
         return report
     }
 
@@ -81,12 +92,17 @@ struct ClientDataclass {
     let uri: String
     var phase: Phase = .needsStart
     var mode: OTASyncMode = .fast
-    /// The device's changes up to this position are what the session sends.
-    var snapshot: ChangePosition = .start
     /// Items still to send.
     var outgoing: [(id: String, item: OTAItem)] = []
     /// Every device id the session sends.
     var sentLUIDs: [String] = []
+    /// The journal entries the session sends, by LUID, as read when it prepared them: acknowledged
+    /// with the server's commit unless a server version of the record came back meanwhile.
+    var sentEntries: [String: JournalEntry] = [:]
+    /// Whether the server answered the dataclass's last `sync-changes` after its mingle (`S_OK`, or
+    /// `S_MultiStatus` naming refused items); when it did not (the mingle waited for another dataclass),
+    /// the entries stay pending and go again.
+    var mingleAnswered = false
     /// FLD: what the server will hold of each record sent once it is mingled (nil: deleted).
     var sentRecords: [String: OTARecord?] = [:]
     /// Whole records or changed fields, for this session's mode.

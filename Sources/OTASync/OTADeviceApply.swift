@@ -7,8 +7,6 @@ import SyncCore
 struct OTADeviceApply: Sendable {
     let uri: String
     let mode: OTASyncMode
-    /// Records the application changed after this position are newer than the session: they stay.
-    let snapshot: ChangePosition
     /// Whether this is the first server command of a reset: the device's records go first.
     let dropsRecords: Bool
     let itemType: OTAItemType
@@ -18,20 +16,26 @@ struct OTADeviceApply: Sendable {
     let now: Date
     /// FLD: whether to remember what the server holds of each record.
     let keepsSynced: Bool
+    /// Decides a conflict with a pending local change.
+    let policy: any ConflictPolicy
 
     struct Outcome {
         var count = 0
         var conflicts = 0
+        /// The device ids of records with a pending change that a server version met.
+        var judged: Set<String> = []
         /// Server ids → the new device ids made for them.
         var newIDs: [String: String] = [:]
     }
 
-    init(uri: String, sync: ClientDataclass, command: OTACommand, now: Date, keepsSynced: Bool) throws(OTAMessageError) {
+    init(
+        uri: String, sync: ClientDataclass, command: OTACommand, now: Date, keepsSynced: Bool, policy: any ConflictPolicy
+    ) throws(OTAMessageError) {
         self.uri = uri
         self.now = now
         self.keepsSynced = keepsSynced
+        self.policy = policy
         mode = sync.mode
-        snapshot = sync.snapshot
         dropsRecords = sync.mode == .reset && !sync.droppedForReset
         switch command.params["itemtype"] {
         case nil: itemType = .records
@@ -52,15 +56,15 @@ struct OTADeviceApply: Sendable {
         try await store.transaction { tx in
             var outcome = Outcome()
             let collection = CollectionID(uri)
+            let journal = OTADeviceJournal(dataclass: uri, now: now, keepsSynced: keepsSynced)
             var ids = try await tx.metadata(OTAClientState.ids(uri)) ?? [:]
             var pending = try await tx.metadata(OTAClientState.pendingIDMap(uri)) ?? [:]
-            var conflicts = try await tx.metadata(OTAClientState.conflicts(uri)) ?? [:]
             if dropsRecords {
                 try await dropAll(collection, in: tx)
                 try await dropAll(OTAClientState.syncedCollection(uri), in: tx)
+                for entry in try await tx.journal.entries(in: [collection]) { try await tx.journal.remove(entry.key) }
                 ids = [:]
                 pending = [:]
-                conflicts = [:]
             }
             var luidByUUID: [String: String] = [:]
             for (luid, uuid) in ids where !uuid.isEmpty { luidByUUID[uuid] = luid }
@@ -70,16 +74,20 @@ struct OTADeviceApply: Sendable {
                 var luid: String? = ids[key] != nil ? key : luidByUUID[key]
                 if luid == nil, try await tx.record(RecordKey(collection: collection, id: RecordID(key))) != nil { luid = key }
                 let current = try await luid.asyncMap { try await tx.record(RecordKey(collection: collection, id: RecordID($0))) } ?? nil
-                if let current, let luid, current.position > snapshot, current.record.version.node == OTADeviceRecords.localNode {
-                    // Changed on the device during this session: it goes to the server next time,
-                    // as a change from what the server now holds.
-                    if keepsSynced {
-                        let synced = try await OTAClientState.synced(luid, uri, in: tx)
-                        let held = item.operation == .delete
-                            ? nil
-                            : OTARecord(entity: item.entity ?? synced?.entity ?? "record", fields: item.applied(to: synced?.fields ?? [:]))
-                        try await OTAClientState.setSynced(held, luid, uri, in: tx)
-                    }
+                if let luid, let entry = try await tx.journal.entry(for: journal.key(luid)) {
+                    // A local change is pending: the journal judges the server's version; the local data stays unless
+                    // the answer takes the server's.
+                    try await tx.setMetadata(ids, OTAClientState.ids(uri))
+                    let entity = item.entity ?? OTADeviceJournal.entity(of: current?.record)
+                    let fields = item.operation == .delete ? nil : item.applied(to: entry.archCopy?.record.fields ?? entry.local.fields)
+                    let remote = ServerVersion(
+                        record: journal.record(luid, fields: fields, time: now, node: OTADeviceRecords.syncNode), token: anchor.map(SyncValue.string))
+                    let judgement = try await journal.judge(
+                        entry, remote: remote, entity: entity, policy: policy, askUser: item.conflict != nil, in: tx)
+                    ids = try await tx.metadata(OTAClientState.ids(uri)) ?? [:]
+                    if case .conflict = judgement { outcome.conflicts += 1 }
+                    outcome.judged.insert(luid)
+                    outcome.count += 1
                     continue
                 }
                 outcome.count += 1
@@ -89,7 +97,6 @@ struct OTADeviceApply: Sendable {
                     try await tx.put(current.record.tombstone(version: version))
                     if keepsSynced { try await OTAClientState.setSynced(nil, luid, uri, in: tx) }
                     ids[luid] = nil
-                    conflicts[luid] = nil
                 case .add, .modify:
                     let id: String
                     if let luid {
@@ -108,15 +115,10 @@ struct OTADeviceApply: Sendable {
                         SyncRecord(
                             collection: collection, id: RecordID(id), fields: record.storedFields, isDeleted: false, version: version))
                     if keepsSynced { try await OTAClientState.setSynced(record, id, uri, in: tx) }
-                    if let conflict = item.conflict {
-                        conflicts[id] = conflict
-                        outcome.conflicts += 1
-                    }
                 }
             }
             try await tx.setMetadata(ids, OTAClientState.ids(uri))
             try await tx.setMetadata(pending.isEmpty ? nil : pending, OTAClientState.pendingIDMap(uri))
-            try await tx.setMetadata(conflicts.isEmpty ? nil : conflicts, OTAClientState.conflicts(uri))
             if let anchor { try await tx.setMetadata(anchor, OTAClientState.serverAnchor(uri)) }
             return outcome
         }

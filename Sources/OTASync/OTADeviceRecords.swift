@@ -35,26 +35,33 @@ public struct OTADeviceRecords: Sendable {
         self.clock = clock
     }
 
-    /// Adds a record (a new LUID) or replaces the fields of `luid`.
+    /// Adds a record (a new LUID) or replaces the fields of `luid`, with its
+    /// journal entry in the same transaction (see ``SyncCore/SyncJournal``).
     /// - Returns: the record's LUID.
+    /// - Throws: ``SyncCore/StoreError`` (``SyncCore/StoreError/Code/storageFull`` when the store
+    ///   has no room: then neither the record nor its entry is written).
     @discardableResult
     public func save(dataclass: String, luid: String? = nil, entity: String, fields: [String: SyncValue]) async throws -> String {
         let luid = luid ?? Self.newLUID()
-        let record = SyncRecord(
-            collection: CollectionID(dataclass), id: RecordID(luid), fields: OTARecord(entity: entity, fields: fields).storedFields,
-            isDeleted: false, version: RecordVersion(modifiedAt: clock.now(), node: Self.localNode))
-        try await store.transaction(for: account) { tx in try await tx.put(record) }
+        let journal = OTADeviceJournal(dataclass: dataclass, now: clock.now(), keepsSynced: false)
+        try await store.transaction(for: account) { tx in
+            let current = try await tx.record(journal.key(luid))?.record
+            let action: JournalAction = current.map { $0.isDeleted ? .add : .modify } ?? .add
+            try await journal.recordLocalChange(
+                action, current.flatMap { $0.isDeleted ? nil : $0 }, luid: luid, entity: entity, fields: fields, in: tx)
+        }
         return luid
     }
 
-    /// Deletes a record; the next sync deletes it on the server too.
+    /// Deletes a record, with its journal entry in the same transaction; the
+    /// next sync deletes it on the server too.
+    /// - Throws: ``SyncCore/StoreError``, as ``save(dataclass:luid:entity:fields:)``.
     public func delete(dataclass: String, luid: String) async throws {
-        let version = RecordVersion(modifiedAt: clock.now(), node: Self.localNode)
+        let journal = OTADeviceJournal(dataclass: dataclass, now: clock.now(), keepsSynced: false)
         try await store.transaction(for: account) { tx in
-            guard let stored = try await tx.record(RecordKey(collection: CollectionID(dataclass), id: RecordID(luid))),
-                !stored.record.isDeleted
-            else { return }
-            try await tx.put(stored.record.tombstone(version: version))
+            guard let stored = try await tx.record(journal.key(luid)), !stored.record.isDeleted else { return }
+            try await journal.recordLocalChange(
+                .delete, stored.record, luid: luid, entity: OTADeviceJournal.entity(of: stored.record), fields: nil, in: tx)
         }
     }
 
@@ -69,31 +76,17 @@ public struct OTADeviceRecords: Sendable {
         }
     }
 
-    /// The conflicts the server sent for the user to resolve: by LUID, the device's version that lost.
-    /// The record itself now holds the server's version.
+    /// The conflicts of a dataclass waiting for the application's answer, by
+    /// LUID: the server's fields (the record holds the device's version until
+    /// the answer; a deletion on the server shows as no fields). A view of the journal's open conflicts
+    /// (``SyncCore/SyncStore/openConflicts(for:)``, answered with
+    /// ``SyncCore/SyncStore/answerConflict(_:with:for:)``).
     public func conflicts(dataclass: String) async throws -> [String: [String: SyncValue]] {
-        try await store.transaction(for: account) { tx in
-            try await tx.metadata(OTAClientState.conflicts(dataclass)) ?? [:]
+        var conflicts: [String: [String: SyncValue]] = [:]
+        for conflict in try await store.openConflicts(for: account) where conflict.awaitsAnswer && conflict.key.collection == CollectionID(dataclass) {
+            conflicts[conflict.key.id.rawValue] = conflict.remote.fields
         }
-    }
-
-    /// Resolves a conflict: keeping the device's version writes it again (it
-    /// goes to the server with the next sync); keeping the server's just
-    /// forgets the device's.
-    public func resolveConflict(dataclass: String, luid: String, keepDevice: Bool) async throws {
-        let version = RecordVersion(modifiedAt: clock.now(), node: Self.localNode)
-        try await store.transaction(for: account) { tx in
-            var conflicts = try await tx.metadata(OTAClientState.conflicts(dataclass)) ?? [:]
-            guard let deviceFields = conflicts.removeValue(forKey: luid) else { return }
-            try await tx.setMetadata(conflicts.isEmpty ? nil : conflicts, OTAClientState.conflicts(dataclass))
-            guard keepDevice else { return }
-            let key = RecordKey(collection: CollectionID(dataclass), id: RecordID(luid))
-            let entity = try await tx.record(key).map { try OTARecord($0.record).entity } ?? "record"
-            try await tx.put(
-                SyncRecord(
-                    collection: key.collection, id: key.id, fields: OTARecord(entity: entity, fields: deviceFields).storedFields,
-                    isDeleted: false, version: version))
-        }
+        return conflicts
     }
 
     static func newLUID() -> String { "L" + UUID().uuidString.replacingOccurrences(of: "-", with: "").prefix(16).lowercased() }
@@ -103,6 +96,11 @@ public struct OTADeviceRecords: Sendable {
 /// metadata for the server peer.
 enum OTAClientState {
     static let peer = PeerID("ota-server")
+
+    /// Whether a collection of the device's store can be a dataclass: not the journal's, nor FLD's copies.
+    static func isDataclass(_ name: String) -> Bool {
+        name != SyncJournal.collection.rawValue && !name.hasPrefix("ota-synced:")
+    }
 
     /// The last server anchor processed (a checkpoint or a commit).
     static func serverAnchor(_ dataclass: String) -> MetadataKey<String> { .init("ota.anchor.\(dataclass)", peer: peer) }
@@ -115,8 +113,9 @@ enum OTAClientState {
         .init("ota.device-anchor.\(dataclass)", peer: peer)
     }
 
-    /// The change position up to which the device's own changes reached the server's mingle.
-    static func sentPosition(_ dataclass: String) -> MetadataKey<ChangePosition> { .init("ota.sent.\(dataclass)", peer: peer) }
+    /// Before the journal: the change position up to which the device's own changes reached the server's
+    /// mingle. A store that has it gets journal entries for its changes after it once (``OTAClientOutgoing``).
+    static func legacySentPosition(_ dataclass: String) -> MetadataKey<ChangePosition> { .init("ota.sent.\(dataclass)", peer: peer) }
 
     /// The device's ids the server knows, with the server's id where the device learned it (else "").
     static func ids(_ dataclass: String) -> MetadataKey<[String: String]> { .init("ota.ids.\(dataclass)", peer: peer) }
@@ -124,12 +123,6 @@ enum OTAClientState {
     /// Id mappings (server UUID → LUID) not yet delivered to the server; removed when there are none.
     static func pendingIDMap(_ dataclass: String) -> MetadataKey<[String: SyncValue]> {
         .init("ota.pending-idmap.\(dataclass)", peer: peer)
-    }
-
-    /// The conflicts the server sent for the user to resolve, by LUID: the device's version that lost;
-    /// removed when there are none.
-    static func conflicts(_ dataclass: String) -> MetadataKey<[String: [String: SyncValue]]> {
-        .init("ota.conflicts.\(dataclass)", peer: peer)
     }
 
     /// Where FLD keeps what the server holds of each record (by LUID).

@@ -10,6 +10,8 @@ struct OTAMingler: Sendable {
     /// The version node of this device's writes.
     let node: PeerID
     let policy: any ConflictPolicy
+    /// The rule a device's record must pass to be stored.
+    let validation: RecordValidation
     let now: Date
 
     /// The node of records the server merged itself.
@@ -57,7 +59,11 @@ struct OTAMingler: Sendable {
         for (luid, item) in sync.items {
             let digest = try OTAMingled.digest(item)
             digests[luid] = digest
-            if sentAgain, previous.digests[luid] == digest { continue }  // applied by the mingle of a cut session
+            if sentAgain, previous.digests[luid] == digest,
+                try await !hasSeenAnotherVersion(luid, idMap: idMap, sync: sync, in: tx)
+            {
+                continue  // applied by the mingle of a cut session
+            }
             let uuid: String?
             if var current = matcher {
                 uuid = try await current.match(luid: luid, item: item, in: tx)
@@ -73,6 +79,11 @@ struct OTAMingler: Sendable {
                 if item.record != nil { item.record?["container"] = .string(container) } else { item.changes?["container"] = .string(container) }
                 writer = Self.serverNode  // so that the device's copy gets the container too
             }
+            if let reason = try await refusal(of: item, luid: luid, uuid: uuid, sync: sync, in: tx) {
+                sync.refusals[luid] = reason
+                digests[luid] = nil  // sent again after a cut, it is judged again
+                continue
+            }
             try await apply(
                 item, luid: luid, uuid: uuid, writer: writer, sync: &sync, idMap: &idMap, conflicts: &conflicts, in: tx)
         }
@@ -86,12 +97,41 @@ struct OTAMingler: Sendable {
         return sync
     }
 
+    /// Whether the device already received a version of `luid` that another writer made (its anchor is
+    /// past it): an item it sends again after that is its answer to that version, not a repeat.
+    private func hasSeenAnotherVersion(_ luid: String, idMap: OTAIDMap, sync: DataclassSync, in tx: any StoreTransaction)
+        async throws -> Bool
+    {
+        guard let uuid = try await knownID(luid, idMap: idMap, collection: CollectionID(sync.uri), in: tx),
+            let stored = try await tx.record(RecordKey(collection: CollectionID(sync.uri), id: RecordID(uuid)))
+        else { return false }
+        return stored.record.version.node != node && stored.position <= sync.anchorPosition
+    }
+
     /// The server id of a device id in fast sync: mapped, or the id itself for a device that uses the server's ids.
     private func knownID(_ luid: String, idMap: OTAIDMap, collection: CollectionID, in tx: any StoreTransaction)
         async throws -> String?
     {
         if let uuid = idMap.uuidByLUID[luid] { return uuid }
         return try await tx.record(RecordKey(collection: collection, id: RecordID(luid))) != nil ? luid : nil
+    }
+
+    /// Why ``validation`` refuses the record `item` would store, or nil: the record's fields as they
+    /// would be stored (without the entity), or a tombstone for a delete.
+    private func refusal(of item: OTAItem, luid: String, uuid: String?, sync: DataclassSync, in tx: any StoreTransaction)
+        async throws -> String?
+    {
+        let key = RecordKey(collection: CollectionID(sync.uri), id: RecordID(uuid ?? luid))
+        let version = RecordVersion(modifiedAt: now, node: node)
+        guard item.operation != .delete else {
+            return validation.refusal(for: SyncRecord(collection: key.collection, id: key.id, fields: [:], isDeleted: true, version: version))
+        }
+        let current = try await uuid == nil ? nil : tx.record(key)
+        let existing = try current.flatMap { $0.record.isDeleted ? nil : try OTARecord($0.record) }
+        return validation.refusal(
+            for: SyncRecord(
+                collection: key.collection, id: key.id, fields: item.applied(to: existing?.fields ?? [:]), isDeleted: false,
+                version: version))
     }
 
     private func apply(

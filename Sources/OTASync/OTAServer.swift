@@ -29,6 +29,10 @@ public struct OTAServer: SyncService {
     public let disabledDataclasses: Set<String>
     /// Decides conflicts; the default makes the most recent sync win.
     public let conflictPolicy: any ConflictPolicy
+    /// The rule for the records devices send: a record it refuses is not stored, and the answer
+    /// to the device's `sync-changes` names it (`S_MultiStatus`, then `E_NotAllowed` with
+    /// `param-name` = `items` and `param-key` = its id) while the other items go through.
+    public let validation: RecordValidation
     /// Stamps the changes the server applies.
     public let clock: any WallClock
     /// The largest message the server sends or accepts, in encoded bytes.
@@ -46,9 +50,12 @@ public struct OTAServer: SyncService {
     ///     most recent sync win, as the changes a sync brings are stamped when it
     ///     mingles them; a ``DeferredPolicy`` answering `.deferred` sends each
     ///     conflict to the device for the user to resolve.
+    ///   - validation: the rule for the records devices send (``SyncCore/RecordValidation/acceptAll`` by default);
+    ///     it sees a record's fields without its entity, and a deletion as a tombstone.
     public init(
         store: any SyncStore, codecs: CodecSet, dataclasses: Set<String>, disabledDataclasses: Set<String> = [],
-        conflictPolicy: any ConflictPolicy = NewestWinsPolicy(), clock: any WallClock = SystemWallClock(),
+        conflictPolicy: any ConflictPolicy = NewestWinsPolicy(), validation: RecordValidation = .acceptAll,
+        clock: any WallClock = SystemWallClock(),
         maxMessageBytes: Int = 1 << 20, sessionTimeout: Duration = .seconds(30 * 60), dataclassVersion: String = "1.0"
     ) {
         self.store = store
@@ -56,6 +63,7 @@ public struct OTAServer: SyncService {
         self.dataclasses = dataclasses
         self.disabledDataclasses = disabledDataclasses
         self.conflictPolicy = conflictPolicy
+        self.validation = validation
         self.clock = clock
         self.maxMessageBytes = max(4_096, maxMessageBytes)
         self.sessionTimeout = sessionTimeout

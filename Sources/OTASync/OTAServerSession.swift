@@ -72,6 +72,8 @@ struct DataclassSync: Sendable {
     var pushCursor: ChangePosition = .start
     /// Records the device already holds as they are (slow sync): not sent back.
     var unchangedOnDevice: Set<RecordID> = []
+    /// The device's items the mingle refused (``OTAServer/validation``), by id: the reason.
+    var refusals: [String: String] = [:]
     var generation: String?
 }
 

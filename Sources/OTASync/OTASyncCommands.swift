@@ -174,7 +174,7 @@ struct OTASyncCommands {
         let tally = OTAConflictTally(server.conflictPolicy)
         let mingler = OTAMingler(
             syncs: ready.map { session.syncs[$0]! }, peer: session.peer, node: session.node, policy: tally,
-            now: server.clock.now())
+            validation: server.validation, now: server.clock.now())
         let mingled = try await store.transaction { tx in
             tally.restart()
             return try await mingler.mingle(in: tx)
@@ -195,7 +195,11 @@ struct OTASyncCommands {
     static func mingled(_ response: OTACommandResponse, in session: OTAServerSession) -> OTACommandResponse? {
         guard let uri = response.uri, let sync = session.syncs[uri], sync.phase == .pushing else { return nil }
         var response = response
-        response.results = [.ok]
+        // Items the server refused for good are named one by one after S_MultiStatus.
+        response.results = sync.refusals.isEmpty
+            ? [.ok]
+            : [OTAResult(.multiStatus)]
+                + sync.refusals.sorted { $0.key < $1.key }.map { OTAResult(.notAllowed, $0.value, paramName: "items", paramKey: $0.key) }
         response.params["anchors"] = OTAAnchors(mode: sync.mode, nextServerAnchor: sync.serverAnchor(at: sync.anchorPosition)).value
         return response
     }

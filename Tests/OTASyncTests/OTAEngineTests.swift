@@ -1,3 +1,4 @@
+import Foundation
 import OTASync
 import Synchronization
 import SyncCore
@@ -143,7 +144,7 @@ struct OTAEngineTests {
         #expect(try await harness.serverRecords(Dataclass.contacts).count == 1)
     }
 
-    @Test("the device's state is stored as before: the same names and the same values, so existing stores still read")
+    @Test("the device's state is stored as before: the same names and the same values, so existing stores still read; the journal replaces ota.sent")
     func stateStoredAsBefore() async throws {
         let store = MemoryStore()
         let phone = harness.device("phone", store: store)
@@ -167,7 +168,8 @@ struct OTAEngineTests {
         #expect(stored.device?.dictionaryValue?.keys.sorted() == ["count", "generation"])
         #expect(stored.device?["count"] == .integer(1))
         #expect(stored.device?["generation"]?.stringValue?.hasPrefix("d") == true)
-        #expect(stored.sent?.integerValue.map { $0 > 0 } == true)
+        #expect(stored.sent == nil)  // what must be sent is the journal's, empty once the server took it
+        #expect(try await store.transaction(for: harness.account) { tx in try await tx.journal.entries() }.isEmpty)
         #expect(stored.ids?.dictionaryValue?[luid]?.stringValue != nil)
         #expect(stored.mode == nil && stored.pending == nil && stored.conflicts == nil)
 
@@ -175,5 +177,26 @@ struct OTAEngineTests {
         let next = try await phone.sync()
         #expect(next.modes[contacts] == .fast)
         #expect(next.sentItems == 0)
+    }
+
+    @Test("a store written before the journal: its changes after ota.sent become journal entries and go to the server")
+    func storeBeforeTheJournal() async throws {
+        let store = MemoryStore()
+        let phone = harness.device("phone", store: store)
+        try await phone.sync()
+        let contacts = Dataclass.contacts
+        let before = try await store.scoped(to: harness.account).latestPosition()
+        // As a device before the journal wrote it: the record alone, and the position its changes were sent up to.
+        try await store.transaction(for: harness.account) { tx in
+            try await tx.put(
+                SyncRecord(
+                    collection: CollectionID(contacts), id: "L-old", fields: OTARecord(entity: Dataclass.contact, fields: ["first name": "Ada"]).storedFields,
+                    version: RecordVersion(modifiedAt: Date(), node: OTADeviceRecords.localNode)))
+            try await tx.setMetadata(.integer(Int64(before.rawValue)), "ota.sent.\(contacts)", for: "ota-server")
+        }
+        #expect(try await phone.sync().sentItems == 1)
+        #expect(try await harness.serverRecords(contacts).map(\.fields) == [["first name": "Ada"]])
+        #expect(try await store.transaction(for: harness.account) { tx in try await tx.metadata("ota.sent.\(contacts)", for: "ota-server") } == nil)
+        #expect(try await phone.sync().sentItems == 0)
     }
 }

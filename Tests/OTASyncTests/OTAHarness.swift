@@ -30,10 +30,10 @@ struct OTAHarness: Sendable {
     let server: OTAServer
     let account: AccountID = "ada"
 
-    init(maxMessageBytes: Int = 1 << 20, policy: any ConflictPolicy = NewestWinsPolicy()) {
+    init(maxMessageBytes: Int = 1 << 20, policy: any ConflictPolicy = NewestWinsPolicy(), validation: RecordValidation = .acceptAll) {
         server = OTAServer(
             store: serverStore, codecs: TestCodec.otaServerCodecs, dataclasses: Set(Dataclass.all), conflictPolicy: policy,
-            maxMessageBytes: maxMessageBytes)
+            validation: validation, maxMessageBytes: maxMessageBytes)
     }
 
     /// An in-process transport to the server as `ada`, for tests that only run in process.
@@ -60,9 +60,9 @@ struct OTAHarness: Sendable {
     func device(
         _ id: String, codec: TestCodec = .xmlPlist, through transport: (any SyncClientTransport)? = nil,
         store: any SyncStore = MemoryStore(), maxMessageBytes: Int = 1 << 20, defersIDMap: Bool = true, retries: Int = 3,
-        itemType: OTAItemType = .records
+        itemType: OTAItemType = .records, conflictPolicy: any ConflictPolicy = .serverWins, clock: any WallClock = SystemWallClock()
     ) -> Device {
-        let records = OTADeviceRecords(store: store, account: account)
+        let records = OTADeviceRecords(store: store, account: account, clock: clock)
         return Device(
             records: records,
             client: OTAClient(
@@ -70,7 +70,7 @@ struct OTAHarness: Sendable {
                 dataclasses: Dataclass.all,
                 configuration: .init(
                     retry: Self.retryAtOnce(retries), itemType: itemType, maxMessageBytes: maxMessageBytes,
-                    defersIDMap: defersIDMap)))
+                    defersIDMap: defersIDMap, conflictPolicy: conflictPolicy)))
     }
 
     /// Sends a message that got no answer again at once, up to `retries` times: no test waits.
