@@ -52,13 +52,14 @@ struct OTAJournalTests {
     // MARK: a. Ask the user
 
     @Test("a conflict asked of the user: reported with base, local and remote; each answer converges every device",
-          arguments: TransportRoute.allCases, ["mine", "theirs", "both"])
+          arguments: TransportRoute.allCases, ["mine", "theirs", "both", "mine (FLD)", "both (FLD)"])
     func askTheUser(route: TransportRoute, answer: String) async throws {
         let harness = Self.serverKeepingItsVersion()
         try await harness.withTransport(route) { transport in
             let clock = TestClock(wallTime: Date(timeIntervalSince1970: 1_800_000_000))
-            let phone = harness.device("phone", through: transport, conflictPolicy: .askUser, clock: clock.wall)
-            let laptop = harness.device("laptop", through: transport)
+            let itemType: OTAItemType = answer.hasSuffix("(FLD)") ? .changes : .records
+            let phone = harness.device("phone", through: transport, itemType: itemType, conflictPolicy: .askUser, clock: clock.wall)
+            let laptop = harness.device("laptop", through: transport, itemType: itemType)
             let (luid, _) = try await Self.editedOnBoth(phone: phone, laptop: laptop)
             let report = try await phone.sync()
             #expect(report.conflicts == 1 && report.openConflicts == 1)
@@ -73,7 +74,7 @@ struct OTAJournalTests {
             #expect(try await phone.records.records(dataclass: Dataclass.contacts)[luid]?.fields == ["first name": "Ada (phone)"])
             #expect(try await phone.sync().sentItems == 0)
 
-            let choice: ConflictAnswer = answer == "mine" ? .keepMine : answer == "theirs" ? .takeTheirs : .keepBoth
+            let choice: ConflictAnswer = answer.hasPrefix("mine") ? .keepMine : answer == "theirs" ? .takeTheirs : .keepBoth
             try await phone.records.store.answerConflict(conflict.id, with: choice, for: harness.account)
             try await Self.settle(phone, laptop)
 
