@@ -1,44 +1,30 @@
-// SQLiteStore needs the AppSyncTests target to depend on SyncSQLite (Package.swift);
-// GRDBSQLite, the C module under it, can be imported exactly then.
-#if canImport(GRDBSQLite)
 import AppSync
-import Foundation
+import FoundationEssentials
 import SyncCore
 import SyncSQLite
 import SyncTesting
 import Testing
-
-/// A device's database file under the system's temporary folder.
-struct DeviceFile {
-    let path = FileManager.default.temporaryDirectory
-        .appendingPathComponent("appsync-device-\(UUID().uuidString).sqlite").path
-
-    /// Opens the store on the file, taking at most `maximumSize` bytes when given.
-    func open(maximumSize: Int? = nil) throws -> SQLiteStore {
-        try SQLiteStore(path: path, configuration: SQLiteStore.Configuration(maximumSize: maximumSize))
-    }
-
-    /// Removes the file and SQLite's companions of it.
-    func remove() {
-        for suffix in ["", "-wal", "-shm"] { try? FileManager.default.removeItem(atPath: path + suffix) }
-    }
-}
+import TestSupport
 
 @Suite("appSync on the journal with a device's SQLite file: a restart, a full disk")
 struct AppSyncDeviceFileTests {
+    /// The device's store on `device.sqlite` in `folder`, taking at most `maximumSize` bytes when given.
+    static func deviceStore(in folder: TemporaryFolder, maximumSize: Int? = nil) throws -> SQLiteStore {
+        try SQLiteStore(path: folder.path("device.sqlite"), configuration: SQLiteStore.Configuration(maximumSize: maximumSize))
+    }
+
     @Test("an unanswered conflict survives a restart of the device, and answering it afterwards works", arguments: TransportRoute.allCases)
     func conflictSurvivesRestart(route: TransportRoute) async throws {
         let harness = AppSyncHarness()
-        let file = DeviceFile()
-        defer { file.remove() }
+        let folder = try TemporaryFolder("appsync-device")
         try await harness.withTransport(route) { transport in
-            let before = try file.open()
+            let before = try Self.deviceStore(in: folder)
             let devices = try await TwoDevices(harness, transport, storeOfB: before)
             try await devices.editBoth(harness)
             #expect(try await devices.b.sync().openConflicts == 1)
             try before.close()
 
-            let after = try file.open()
+            let after = try Self.deviceStore(in: folder)
             let b = harness.client(transport, conflictPolicy: .askUser, store: after, types: [AppSyncHarness.note])
             let conflict = try #require(try await after.openConflicts(for: b.account).first)
             #expect(conflict.local.fields == ["title": "from B"])
@@ -60,9 +46,8 @@ struct AppSyncDeviceFileTests {
     @Test("a full disk during a local write: a clear storageFull error, and neither the object nor a journal entry is stored")
     func fullDiskOnSave() async throws {
         let harness = AppSyncHarness()
-        let file = DeviceFile()
-        defer { file.remove() }
-        let store = try file.open(maximumSize: Self.smallStore)
+        let folder = try TemporaryFolder("appsync-device")
+        let store = try Self.deviceStore(in: folder, maximumSize: Self.smallStore)
         let device = harness.client(harness.loopback(), conflictPolicy: .askUser, store: store, types: [AppSyncHarness.note])
         let small = try await device.save("note", fields: ["title": "fits"])
         let error = await #expect(throws: StoreError.self) {
@@ -78,11 +63,10 @@ struct AppSyncDeviceFileTests {
     @Test("a full disk during a sync's apply stops the sync with storageFull; reopened with room, the next sync converges with nothing lost or doubled", arguments: TransportRoute.allCases)
     func fullDiskDuringSync(route: TransportRoute) async throws {
         let harness = AppSyncHarness()
-        let file = DeviceFile()
-        defer { file.remove() }
+        let folder = try TemporaryFolder("appsync-device")
         try await harness.serverSave(guid: "LARGE", fields: ["title": Self.tooLarge], type: "note")
         try await harness.withTransport(route) { transport in
-            let small = try file.open(maximumSize: Self.smallStore)
+            let small = try Self.deviceStore(in: folder, maximumSize: Self.smallStore)
             let device = harness.client(transport, conflictPolicy: .askUser, store: small, types: [AppSyncHarness.note])
             let mine = try await device.save("note", fields: ["title": "mine"])
             let error = await #expect(throws: StoreError.self) { try await device.sync() }
@@ -91,7 +75,7 @@ struct AppSyncDeviceFileTests {
             #expect(try await pendingChanges(of: device).count == 1)
             try small.close()
 
-            let roomy = try file.open()
+            let roomy = try Self.deviceStore(in: folder)
             let reopened = harness.client(transport, conflictPolicy: .askUser, store: roomy, types: [AppSyncHarness.note])
             let report = try await reopened.sync()
             #expect(report.downloaded == 1)
@@ -102,4 +86,3 @@ struct AppSyncDeviceFileTests {
         }
     }
 }
-#endif
