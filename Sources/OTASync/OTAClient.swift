@@ -17,11 +17,13 @@ public import SyncCore
 ///
 /// The first message negotiates and pulls every dataclass at once: a
 /// `sync-start` with the anchors the device kept and a `sync-changes` with
-/// its changes since the last sync (all its records for a slow sync), split
+/// the journal's pending changes (all its records for a slow sync), split
 /// into fragments under ``Configuration/maxMessageBytes``. The server's
 /// changes are applied one `sync-changes` at a time, each in one transaction
 /// with the checkpoint anchor it carries, so a session cut anywhere resumes
-/// from there.
+/// from there. A server version that meets a pending change is judged
+/// exactly, by the change's ArchCopy, and a conflict goes to
+/// ``Configuration/conflictPolicy`` (see ``SyncCore/SyncJournal``).
 ///
 /// ## Sending
 /// Messages go through a ``SyncCore/SyncEndpoint``: a message that gets no

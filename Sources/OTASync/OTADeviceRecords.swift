@@ -12,9 +12,10 @@ public import SyncCore
 /// try await records.delete(dataclass: "com.apple.Contacts", luid: luid)
 /// ```
 ///
-/// What the application writes is stamped with ``localNode``; what a sync
-/// applies, with ``syncNode`` — that is how a sync tells the device's own
-/// changes from the server's.
+/// What the application writes is stamped with ``localNode`` and recorded in
+/// the device's journal (``SyncCore/SyncJournal``) in the same transaction —
+/// the journal is what a sync sends; what a sync applies is stamped with
+/// ``syncNode``.
 public struct OTADeviceRecords: Sendable {
     /// The device's store.
     public let store: any SyncStore
