@@ -252,10 +252,10 @@ public actor AppSyncClient {
         /// primary key, by guid, with its reasons: conflicts, whose changes stay
         /// in the journal until the next download settles them.
         public var rejected: [String: String] = [:]
-        /// Changes the server refused for good (status 422), by journal key
-        /// (`appsync/<type>/<guid>`), with its reasons: they left the journal
-        /// and are not sent again; the local object stays as written.
-        public var refused: [String: String] = [:]
+        /// Changes the server refused for good (status 422), by key
+        /// (collection `appsync/<type>`, id the guid), with its reasons: they
+        /// left the journal and are not sent again; the local object stays as written.
+        public var refused: [RecordKey: String] = [:]
         /// Conflicts waiting for the application's answer after the sync
         /// (``SyncCore/SyncStore/openConflicts(for:)``).
         public var openConflicts = 0
@@ -576,7 +576,7 @@ public actor AppSyncClient {
                 if try await tx.journal.entry(for: entry.key)?.sequence == entry.sequence {
                     try await tx.journal.remove(entry.key)
                 }
-                settled.refused[entry.key.description] = reason
+                settled.refused[entry.key] = reason
             }
             try await tx.setMetadata(counterNow, ClientState.counterLastSync(name))
             if result.servercounterBefore == serverLastSync {

@@ -221,7 +221,7 @@ struct AppSyncJournalFailureTests {
             }
             let report = try await device.sync()
             #expect(report.uploaded == 2)
-            #expect(report.refused == ["appsync/note/\(guids[1])": "a note may not be called forbidden"])
+            #expect(report.refused == [RecordKey(collection: "appsync/note", id: RecordID(guids[1])): "a note may not be called forbidden"])
             #expect(report.rejected.isEmpty)
             #expect(try await pendingChanges(of: device).isEmpty)
             let server = try await harness.serverObjects("note")
