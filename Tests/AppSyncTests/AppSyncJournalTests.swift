@@ -259,8 +259,32 @@ struct AppSyncJournalFailureTests {
     }
 }
 
-@Suite("appSync on the journal: a store of an earlier version, a full sync")
+@Suite("appSync on the journal: a change in flight, a store of an earlier version, a full sync")
 struct AppSyncJournalAdoptionTests {
+    @Test("a change made while the upload is in flight stays in the journal, based on what the server took, and goes up next", arguments: TransportRoute.allCases)
+    func changeDuringUpload(route: TransportRoute) async throws {
+        let harness = AppSyncHarness()
+        let store = MemoryStore()
+        try await harness.withTransport(route) { transport in
+            let writer = harness.client(transport, conflictPolicy: .askUser, store: store, types: [AppSyncHarness.note])
+            let guid = try await writer.save("note", fields: ["title": "first"])
+            let hook = BeforeUpload { try await writer.save("note", guid: guid, fields: ["title": "second"]) }
+            hook.armed = true
+            let device = harness.client(transport.with(hook), conflictPolicy: .askUser, store: store, types: [AppSyncHarness.note])
+            #expect(try await device.sync().uploaded == 1)
+            #expect(try await harness.serverObjects("note")[guid]?.fields["title"] == "first")
+            let pending = try await pendingChanges(of: device)
+            #expect(pending.map { $0.local.fields["title"] } == ["second"])
+            #expect(pending.first?.archCopy?.record.fields["title"] == "first")
+
+            let next = try await device.sync()
+            #expect(next.uploaded == 1)
+            #expect(next.conflicts == 0)
+            let notes = try await expectConverged(harness, [device])
+            #expect(notes.map { $0.fields["title"] } == ["second"])
+        }
+    }
+
     @Test("an earlier version's store: objects its counters marked dirty are journaled and uploaded once, clean ones are not", arguments: TransportRoute.allCases)
     func counterMarkedChangesAreUploaded(route: TransportRoute) async throws {
         let harness = AppSyncHarness()
