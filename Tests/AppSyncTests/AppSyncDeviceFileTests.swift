@@ -25,7 +25,7 @@ struct AppSyncDeviceFileTests {
             try before.close()
 
             let after = try Self.deviceStore(in: folder)
-            let b = harness.client(transport, conflictPolicy: .askUser, store: after, types: [AppSyncHarness.note])
+            let b = harness.noteDevice(transport, store: after)
             let conflict = try #require(try await after.openConflicts(for: b.account).first)
             #expect(conflict.local.fields == ["title": "from B"])
             #expect(conflict.remote.fields == ["title": "from A"])
@@ -48,7 +48,7 @@ struct AppSyncDeviceFileTests {
         let harness = AppSyncHarness()
         let folder = try TemporaryFolder("appsync-device")
         let store = try Self.deviceStore(in: folder, maximumSize: Self.smallStore)
-        let device = harness.client(harness.loopback(), conflictPolicy: .askUser, store: store, types: [AppSyncHarness.note])
+        let device = harness.noteDevice(harness.loopback(), store: store)
         let small = try await device.save("note", fields: ["title": "fits"])
         let error = await #expect(throws: StoreError.self) {
             try await device.save("note", guid: "LARGE", fields: ["title": Self.tooLarge])
@@ -67,7 +67,7 @@ struct AppSyncDeviceFileTests {
         try await harness.serverSave(guid: "LARGE", fields: ["title": Self.tooLarge], type: "note")
         try await harness.withTransport(route) { transport in
             let small = try Self.deviceStore(in: folder, maximumSize: Self.smallStore)
-            let device = harness.client(transport, conflictPolicy: .askUser, store: small, types: [AppSyncHarness.note])
+            let device = harness.noteDevice(transport, store: small)
             let mine = try await device.save("note", fields: ["title": "mine"])
             let error = await #expect(throws: StoreError.self) { try await device.sync() }
             #expect(error?.code == .storageFull)
@@ -76,7 +76,7 @@ struct AppSyncDeviceFileTests {
             try small.close()
 
             let roomy = try Self.deviceStore(in: folder)
-            let reopened = harness.client(transport, conflictPolicy: .askUser, store: roomy, types: [AppSyncHarness.note])
+            let reopened = harness.noteDevice(transport, store: roomy)
             let report = try await reopened.sync()
             #expect(report.downloaded == 1)
             #expect(report.uploaded == 1)

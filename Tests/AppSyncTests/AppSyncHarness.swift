@@ -62,6 +62,11 @@ struct AppSyncHarness {
                 retry: retry, clock: SkewedClock(base: clock, offset: skew), sleeper: sleeper, conflictPolicy: conflictPolicy))
     }
 
+    /// A device syncing notes that leaves conflicts to the application (`.askUser`).
+    func noteDevice(_ transport: any SyncClientTransport, store: any SyncStore = MemoryStore()) -> AppSyncClient {
+        client(transport, conflictPolicy: .askUser, store: store, types: [Self.note])
+    }
+
     /// Lets every request in as `account`, on both routes.
     var authenticator: SingleAccountAuthenticator { SingleAccountAuthenticator(account: account) }
 

@@ -211,7 +211,7 @@ struct AppSyncJournalFailureTests {
         harness.validation = Self.refusesForbidden
         try await harness.withTransport(route) { transport in
             let log = RequestLog()
-            let device = harness.client(transport.with(log), conflictPolicy: .askUser, types: [AppSyncHarness.note])
+            let device = harness.noteDevice(transport.with(log))
             var guids: [String] = []
             for title in ["one", "two", "three"] { guids.append(try await device.save("note", fields: ["title": .string(title)])) }
             try await device.sync()
@@ -266,11 +266,11 @@ struct AppSyncJournalAdoptionTests {
         let harness = AppSyncHarness()
         let store = MemoryStore()
         try await harness.withTransport(route) { transport in
-            let writer = harness.client(transport, conflictPolicy: .askUser, store: store, types: [AppSyncHarness.note])
+            let writer = harness.noteDevice(transport, store: store)
             let guid = try await writer.save("note", fields: ["title": "first"])
             let hook = BeforeUpload { try await writer.save("note", guid: guid, fields: ["title": "second"]) }
             hook.armed = true
-            let device = harness.client(transport.with(hook), conflictPolicy: .askUser, store: store, types: [AppSyncHarness.note])
+            let device = harness.noteDevice(transport.with(hook), store: store)
             #expect(try await device.sync().uploaded == 1)
             #expect(try await harness.serverObjects("note")[guid]?.fields["title"] == "first")
             let pending = try await pendingChanges(of: device)
@@ -304,7 +304,7 @@ struct AppSyncJournalAdoptionTests {
             try await tx.setMetadata(1, MetadataKey<Int64>("counter_lastsync/note", peer: "appsync.client"))
         }
         try await harness.withTransport(route) { transport in
-            let device = harness.client(transport, conflictPolicy: .askUser, store: store, types: [AppSyncHarness.note])
+            let device = harness.noteDevice(transport, store: store)
             let report = try await device.sync()
             #expect(report.uploaded == 1)
             #expect(Array(try await harness.serverObjects("note").keys) == ["DIRTY"])
@@ -318,14 +318,14 @@ struct AppSyncJournalAdoptionTests {
         let device = MemoryStore()
         let before = AppSyncHarness()
         try await before.withTransport(route) { transport in
-            let client = before.client(transport, conflictPolicy: .askUser, store: device, types: [AppSyncHarness.note])
+            let client = before.noteDevice(transport, store: device)
             for title in ["one", "two"] { try await client.save("note", fields: ["title": .string(title)]) }
             try await client.sync()
         }
         let lost = AppSyncHarness()
         try await lost.serverSave(guid: "NEW", fields: ["title": "made since"], type: "note")
         try await lost.withTransport(route) { transport in
-            let client = lost.client(transport, conflictPolicy: .askUser, store: device, types: [AppSyncHarness.note])
+            let client = lost.noteDevice(transport, store: device)
             let report = try await client.fullSync()
             #expect(report.downloaded == 1)
             #expect(report.uploaded == 2)
