@@ -77,19 +77,6 @@ public struct OTADeviceRecords: Sendable {
         }
     }
 
-    /// The conflicts of a dataclass waiting for the application's answer, by
-    /// LUID: the server's fields (the record holds the device's version until
-    /// the answer; a deletion on the server shows as no fields). A view of the journal's open conflicts
-    /// (``SyncCore/SyncStore/openConflicts(for:)``, answered with
-    /// ``SyncCore/SyncStore/answerConflict(_:with:for:)``).
-    public func conflicts(dataclass: String) async throws -> [String: [String: SyncValue]] {
-        var conflicts: [String: [String: SyncValue]] = [:]
-        for conflict in try await store.openConflicts(for: account) where conflict.awaitsAnswer && conflict.key.collection == CollectionID(dataclass) {
-            conflicts[conflict.key.id.rawValue] = conflict.remote.fields
-        }
-        return conflicts
-    }
-
     static func newLUID() -> String { "L" + UUID().uuidString.replacingOccurrences(of: "-", with: "").prefix(16).lowercased() }
 }
 

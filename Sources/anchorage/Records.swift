@@ -229,8 +229,8 @@ struct Records: AsyncParsableCommand {
             discussion: """
                 An Aquasync line has the record's gid, dirty (whether its change waits
                 to be sent) and fields; an appSync line its guid and fields; an OTA
-                line its luid, entity and fields, and, while a conflict waits for the
-                user, the device's version that lost as conflict.
+                line its luid, entity and fields. Conflicts that wait for an answer are
+                listed by `anchorage conflicts list`.
 
                 fields holds each value in the form NAME:json=... reads: text is a JSON
                 string of exactly the text saved; integers and reals are JSON numbers
@@ -274,16 +274,15 @@ struct Records: AsyncParsableCommand {
                     print(try RecordFields.line(["guid": .string(object.guid), "fields": RecordFields.listedFields(object.fields)]))
                 }
             case .ota:
-                let (records, conflicts) = try await device.withOTARecords { records, dataclass in
-                    (try await records.records(dataclass: dataclass), try await records.conflicts(dataclass: dataclass))
+                let records = try await device.withOTARecords { records, dataclass in
+                    try await records.records(dataclass: dataclass)
                 }
                 for (luid, record) in records.sorted(by: { $0.key < $1.key }) {
-                    var line: [String: SyncValue] = [
-                        "luid": .string(luid), "entity": .string(record.entity),
-                        "fields": RecordFields.listedFields(record.fields),
-                    ]
-                    if let conflict = conflicts[luid] { line["conflict"] = RecordFields.listedFields(conflict) }
-                    print(try RecordFields.line(line))
+                    print(
+                        try RecordFields.line([
+                            "luid": .string(luid), "entity": .string(record.entity),
+                            "fields": RecordFields.listedFields(record.fields),
+                        ]))
                 }
             }
         }

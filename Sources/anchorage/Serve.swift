@@ -73,6 +73,26 @@ struct Serve: AsyncParsableCommand {
     @Option(name: .customLong("ota-max-message-bytes"), help: "OTA: the largest message the server sends or accepts, in encoded bytes.")
     var otaMaxMessageBytes = 1 << 20
 
+    /// Who decides an OTA conflict: the server's mingle, or the device's user.
+    enum OTAConflicts: String, ExpressibleByArgument, CaseIterable {
+        case server, device
+
+        var policy: any ConflictPolicy {
+            switch self {
+            case .server: NewestWinsPolicy()
+            case .device: AskUserPolicy()
+            }
+        }
+    }
+
+    @Option(
+        name: .customLong("ota-conflicts"),
+        help: """
+            OTA: who decides a conflict: server (the mingle keeps the version of the latest sync) or device \
+            (the device keeps both for its user: `anchorage conflicts`).
+            """)
+    var otaConflicts: OTAConflicts = .server
+
     @Option(help: "The largest request body accepted, in bytes.")
     var maxRequestBytes = 64 << 20
 
@@ -163,12 +183,14 @@ struct Serve: AsyncParsableCommand {
             let router = ServiceRouter()
                 .mounting(AquasyncServer(store: syncStore, codecs: CodecChoice.allCodecs, validation: validation), at: "/deltas")
                 .mounting(
-                    AppSyncServer(store: syncStore, codecs: CodecChoice.allCodecs, types: try appSyncTypes.map(AppSyncObjectType.init(argument:))),
+                    AppSyncServer(
+                        store: syncStore, codecs: CodecChoice.allCodecs, types: try appSyncTypes.map(AppSyncObjectType.init(argument:)),
+                        validation: validation),
                     at: "/rest")
                 .mounting(
                     OTAServer(
                         store: syncStore, codecs: CodecChoice.allCodecs, dataclasses: Set(otaDataclasses),
-                        maxMessageBytes: otaMaxMessageBytes),
+                        conflictPolicy: otaConflicts.policy, validation: validation, maxMessageBytes: otaMaxMessageBytes),
                     at: "/ota")
             let server = HTTPSyncServer(
                 service: router, authenticator: authenticator,

@@ -77,7 +77,8 @@ struct Sync: AsyncParsableCommand {
     @Option(
         help: """
             Who wins a conflict this device meets: server, client, timestamp (the newer version), or ask (keep \
-            it for `anchorage conflicts`); by default the stack's own rule (Aquasync and appSync: timestamp).
+            it for `anchorage conflicts`); by default the stack's own rule (Aquasync and appSync: timestamp; OTA: \
+            server, which keeps what the server's mingle decided).
             """)
     var priority: Priority?
 
@@ -128,15 +129,19 @@ struct Sync: AsyncParsableCommand {
                 configuration: .init(conflictPolicy: (priority ?? .timestamp).policy(for: stack)))
             let report = try await client.sync()
             print("synced with \(server) in \(codec.rawValue): downloaded \(report.downloaded), uploaded \(report.uploaded), conflicts \(report.conflicts), rejected \(report.rejected.count)")
+            Self.printRefused(report.refused)
         case .ota:
             guard let account else { throw Self.noAccount(stack) }
             let device: String
             if let deviceID { device = deviceID } else { device = try await DeviceSettings.deviceID(in: localStore) }
+            var configuration = OTAClient.Configuration()
+            if let priority { configuration.conflictPolicy = priority.policy(for: stack) }
             let client = OTAClient(
                 records: OTADeviceRecords(store: localStore, account: account), deviceID: device,
-                transport: transport, codec: codec.codec, dataclasses: Self.unique(dataclasses))
+                transport: transport, codec: codec.codec, dataclasses: Self.unique(dataclasses), configuration: configuration)
             let report = try await client.sync()
             print("synced with \(server) in \(codec.rawValue) as \(account) (device \(device)): \(Self.summary(report, dataclasses: client.dataclasses))")
+            Self.printRefused(report.refused)
         }
         if let journalAccount = stack == .ota ? account : DeviceSettings.account {
             print(try await Self.waitingConflicts(in: localStore, account: journalAccount, stack: stack))
