@@ -183,6 +183,12 @@ let package = Package(
             ]
         ),
         .testTarget(
+            name: "CrashMatrixTests",
+            dependencies: [
+                "SyncCore", "SyncSQLite", "SyncJSON", "Aquasync", "AppSync", "OTASync", "SyncTesting", "TestSupport",
+                "anchorage",
+            ]),
+        .testTarget(
             name: "AppSyncTests",
             dependencies: ["SyncCore", "AppSync", "SyncTesting", "SyncHTTP", "SyncJSON", "SyncSQLite", "TestSupport"]
         ),
