@@ -29,9 +29,10 @@ struct CrashMatrixTests {
 
     /// The edits in the sync the kill moments are measured against, and in each batch the device makes
     /// before the first kill and whenever a sync completes. 100 by default, which keeps the six tests
-    /// to about a minute on two cores with a debug build (a debug build writes and syncs some 200 edits
-    /// a second per core, and a server test writes a batch for nearly every sync);
-    /// `ANCHORAGE_CRASH_EDITS=1000` runs the matrix on syncs of 1,000 edits, in several minutes.
+    /// to a minute or two on two cores with a debug build (a debug build writes and syncs a few hundred
+    /// edits a second, and a server test writes a batch for nearly every sync, since the device's sync
+    /// retries until it completes); `ANCHORAGE_CRASH_EDITS=1000` runs the matrix on syncs of 1,000
+    /// edits, in several minutes.
     static let batchSize: Int = {
         ProcessInfo.processInfo.environment["ANCHORAGE_CRASH_EDITS"].flatMap(Int.init).map { max(1, $0) } ?? 100
     }()
