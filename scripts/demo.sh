@@ -2,7 +2,8 @@
 # The main job: a sync server and two devices on the embedded SQLite store, syncing over HTTP.
 # Installs what it needs, builds `anchorage`, starts `anchorage serve` on a free loopback port,
 # edits records on two devices (one speaking JSON, one MessagePack), syncs them, and shows that
-# they converge — including a conflict decided by the newest edit; then the same two devices
+# they converge — including a conflict decided by the newest edit and one the laptop keeps for
+# its user, who answers "keep both" with `anchorage conflicts`; then the same two devices
 # sync a contact over OTA (/ota, in XML and binary plists), both ways. Everything lives in a
 # temporary folder that is removed at the end (set KEEP=1 to keep it).
 # Usage: scripts/demo.sh
@@ -73,6 +74,18 @@ alan=$("$anchorage" records list Contact "${phone[@]}" | grep Alan | sed 's/.*"g
 "$anchorage" records delete Contact "$alan" "${phone[@]}"
 sync_phone
 sync_laptop
+
+step "both edit Grace's contact; the laptop asks its user, who keeps both versions"
+grace=$("$anchorage" records list Contact "${phone[@]}" | grep Grace | sed 's/.*"gid":"\([^"]*\)".*/\1/')
+"$anchorage" records save Contact --gid "$grace" name=Grace "email=grace@navy.example" "${phone[@]}" >/dev/null
+"$anchorage" records save Contact --gid "$grace" name=Grace "email=grace@hopper.example" "${laptop[@]}" >/dev/null
+sync_phone
+"$anchorage" sync --server "$url" --user ada --codec msgpack --priority ask "${laptop[@]}" | tee "$work/asked.txt"
+grep -q "1 conflict waits for an answer" "$work/asked.txt" || { echo "the laptop did not keep the conflict for its user"; exit 1; }
+"$anchorage" conflicts list "${laptop[@]}"
+"$anchorage" conflicts resolve "$grace" --keep both "${laptop[@]}"
+sync_laptop
+sync_phone
 
 step "phone and laptop agree"
 "$anchorage" records list Contact "${phone[@]}" | sed 's/"dirty":[a-z]*,//' >"$work/phone.txt"
