@@ -77,11 +77,14 @@ struct CrashMatrixTests {
         var rounds = 0
         var completed = 0
         var killed = 0
+        // The moments are drawn against the shortest whole sync seen so far: a sync measured while the
+        // machine was busier than later would put most moments after the syncs' ends.
+        var window = fullSync
         // A sync that completes before its moment gets a new batch and another round; the bound only
         // stops a run whose syncs all end at once (a machine far busier when the sync was measured).
         while killed < Self.kills && rounds < Self.kills * 6 {
             rounds += 1
-            let outcome = try await run.sync(killing: victim, atMost: Self.kills - killed, within: fullSync)
+            let outcome = try await run.sync(killing: victim, atMost: Self.kills - killed, within: window)
             killed += outcome.kills
             switch victim {
             case .device:
@@ -94,6 +97,7 @@ struct CrashMatrixTests {
             }
             if outcome.status == 0 {
                 // Nothing left to send: new edits, so the next kill lands during real work again.
+                if outcome.kills == 0 { window = min(window, outcome.duration) }
                 completed += 1
                 try await run.edit(Self.batchSize)
             }
@@ -113,7 +117,7 @@ struct CrashMatrixTests {
         #expect(stopped.status == 0, "the server stopped cleanly: \(stopped.errorText)")
 
         print(
-            "crash matrix \(stack) \(victim): one sync of \(Self.batchSize) edits \(fullSync), "
+            "crash matrix \(stack) \(victim): one sync of \(Self.batchSize) edits \(fullSync) (at the end \(window)), "
                 + "\(killed) kills in \(rounds) syncs (\(completed) completed), \(run.ledger.editCount) edits, "
                 + "\(run.ledger.live.count) live records, \(ContinuousClock.now - started)")
     }
@@ -135,6 +139,8 @@ struct SyncOutcome {
     var kills: Int
     /// What it wrote to standard error.
     var errorText: String
+    /// How long it ran.
+    var duration: Duration = .zero
 }
 
 /// One stack's device and server in a temporary folder, the edits the
@@ -188,6 +194,7 @@ struct CrashRun {
     mutating func sync(killing victim: Victim?, atMost limit: Int = 0, within fullSync: Duration = .zero) async throws
         -> SyncOutcome
     {
+        let started = ContinuousClock.now
         let sync = try Self.startSync(tool, devicePath, stack, server.url)
         var kills = 0
         let ended = try await withThrowingTaskGroup(of: Int32?.self, returning: Int32?.self) { group in
@@ -218,7 +225,9 @@ struct CrashRun {
         let status = try #require(ended, "the sync's exit status")
         let errorText = String(decoding: sync.standardError, as: UTF8.self)
         let killedItself = victim == .device && status == 128 + SIGKILL
-        return SyncOutcome(status: status, kills: victim == .device ? (killedItself ? 1 : 0) : kills, errorText: errorText)
+        return SyncOutcome(
+            status: status, kills: victim == .device ? (killedItself ? 1 : 0) : kills, errorText: errorText,
+            duration: ContinuousClock.now - started)
     }
 
     /// Syncs a new device with the server: it receives every record the server holds.
