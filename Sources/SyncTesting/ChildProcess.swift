@@ -233,6 +233,13 @@ public enum ChildProcess {
             }
         }
 
+        /// Sends `signal` (such as `SIGKILL`) and returns at once, for a test
+        /// where another task already waits for the program's exit
+        /// (``waitForExit()``); nothing is sent once the program was seen to exit.
+        public func send(_ signal: Int32) {
+            if exitStatus.withLock({ $0 }) == nil { sendSignal(signal, to: pid) }
+        }
+
         /// Sends `SIGTERM`, waits for the program to exit and returns its status.
         @discardableResult
         public func terminate() async throws -> Int32 {

@@ -215,7 +215,7 @@ struct CrashRun {
                     return status
                 }
                 switch victim {
-                case .device: sendKill(to: sync.pid)
+                case .device: sync.send(SIGKILL)
                 case .server: try await server.killAndRestart()
                 }
                 kills += 1
@@ -251,9 +251,4 @@ struct CrashRun {
 extension Duration {
     /// The duration in whole nanoseconds.
     var nanoseconds: Int64 { components.seconds * 1_000_000_000 + components.attoseconds / 1_000_000_000 }
-}
-
-/// Sends `SIGKILL` to `pid` without waiting for it: the task already waiting for the process collects its status.
-private func sendKill(to pid: pid_t) {
-    kill(pid, SIGKILL)
 }

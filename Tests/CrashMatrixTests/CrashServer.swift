@@ -37,9 +37,8 @@ actor CrashServer {
         let status = try await process.kill()
         #expect(status == 128 + SIGKILL, "the server was running when it was killed: \(status)")
         kills += 1
-        let port = try #require(url.port.map(String.init), "\(url)")
-        process = try ChildProcess.start(tool.path, arguments: ["serve", "--port", port] + arguments)
-        try await process.waitForOutputLine(timeout: .seconds(300)) { $0.contains("serving on") ? () : nil }
+        let port = try #require(url.port, "\(url)")
+        process = try await tool.serve(arguments, port: port).process
     }
 
     /// Stops the server with `SIGTERM`; returns its exit status and what it wrote to standard error

@@ -39,13 +39,13 @@ public struct AnchorageTool: Sendable {
         public let url: URL
     }
 
-    /// Starts `anchorage serve --port 0 ARGUMENTS` and waits until it prints the address it serves on
-    /// (`http://` or, with `--tls-cert`, `https://`).
+    /// Starts `anchorage serve --port PORT ARGUMENTS` (by default a free port) and waits until it prints
+    /// the address it serves on (`http://` or, with `--tls-cert`, `https://`).
     public func serve(
-        _ arguments: [String], environment: [String: String] = [:], workingDirectory: String? = nil
+        _ arguments: [String], port: Int = 0, environment: [String: String] = [:], workingDirectory: String? = nil
     ) async throws -> Server {
         let process = try ChildProcess.start(
-            path, arguments: ["serve", "--port", "0"] + arguments, environment: environment,
+            path, arguments: ["serve", "--port", String(port)] + arguments, environment: environment,
             workingDirectory: workingDirectory)
         let url = try await process.waitForOutputLine(timeout: .seconds(300)) { line in
             line.contains("serving on")
