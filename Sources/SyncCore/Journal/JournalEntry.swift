@@ -106,13 +106,13 @@ public struct JournalEntry: Sendable, Hashable, Identifiable {
     /// Whether the entry waits for the application to answer a conflict.
     public var awaitsAnswer: Bool { remote != nil && answer == nil }
 
-    /// Whether a sync may send the change: no conflict is open, or it was answered.
+    /// Whether a sync may send the change: no conflict is open (an answered one stays open until a
+    /// sync carries the answer out, which closes it).
     public var isReadyToSend: Bool { remote == nil }
 
     /// How a version arriving from the server relates to this pending change.
     public func classify(_ incoming: ServerVersion) -> IncomingVersion {
         if let archCopy, incoming.hasSameContent(as: archCopy.record) { return .unchanged }
-        if archCopy == nil, incoming.record.isDeleted, local.isDeleted { return .sameAsLocal }
         if incoming.hasSameContent(as: local) { return .sameAsLocal }
         return .conflict
     }
