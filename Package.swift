@@ -22,6 +22,8 @@ let package = Package(
         .library(name: "Aquasync", targets: ["Aquasync"]),
         .library(name: "AppSync", targets: ["AppSync"]),
         .library(name: "OTASync", targets: ["OTASync"]),
+        .library(name: "SyncPush", targets: ["SyncPush"]),
+        .library(name: "FileSync", targets: ["FileSync"]),
         .library(name: "SyncTesting", targets: ["SyncTesting"]),
         .library(name: "SyncSamples", targets: ["SyncSamples"]),
         .executable(name: "anchorage", targets: ["anchorage"]),
@@ -33,6 +35,7 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-crypto", "3.12.3"..<"5.0.0"),
         .package(url: "https://github.com/apple/swift-nio", from: "2.101.2"),
         .package(url: "https://github.com/hummingbird-project/hummingbird", from: "2.28.1"),
+        .package(url: "https://github.com/hummingbird-project/hummingbird-websocket", from: "2.8.1"),
         .package(url: "https://github.com/swift-server/async-http-client", from: "1.37.0"),
         .package(url: "https://github.com/apple/swift-nio-ssl", from: "2.37.6"),
         .package(url: "https://github.com/groue/GRDB.swift", from: "7.10.0"),
@@ -101,6 +104,29 @@ let package = Package(
         .target(name: "AppSync", dependencies: ["SyncCore"]),
         .target(name: "OTASync", dependencies: ["SyncCore"]),
 
+        // MARK: Push: the push server mounted in `anchorage serve`, and the device's push client
+        .target(
+            name: "SyncPush",
+            dependencies: [
+                "SyncCore", "SyncHTTP",
+                .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "HummingbirdWebSocket", package: "hummingbird-websocket"),
+                .product(name: "HummingbirdWSClient", package: "hummingbird-websocket"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "NIOCore", package: "swift-nio"),
+            ]),
+
+        // MARK: File sync: a WebDAV client and a local folder kept in sync through the journal
+        .target(
+            name: "FileSync",
+            dependencies: [
+                "SyncCore", "SyncHTTP", "CAnchorageXML2",
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
+                .product(name: "Logging", package: "swift-log"),
+            ]),
+
         // MARK: Testing kit shipped to users
         .target(name: "SyncTesting", dependencies: ["SyncCore", "SyncHTTP"]),
 
@@ -112,7 +138,7 @@ let package = Package(
             name: "anchorage",
             dependencies: [
                 "SyncCore", "SyncJSON", "SyncXMLPlist", "SyncBinaryPlist", "SyncMessagePack", "SyncHTTP",
-                "SyncSQLite", "SyncPostgres", "Aquasync", "AppSync", "OTASync", "SyncSamples",
+                "SyncSQLite", "SyncPostgres", "Aquasync", "AppSync", "OTASync", "SyncSamples", "SyncPush", "FileSync",
                 .product(name: "PostgresNIO", package: "postgres-nio"),
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
@@ -172,8 +198,8 @@ let package = Package(
         .testTarget(
             name: "SyncPostgresTests",
             dependencies: [
-                "SyncCore", "SyncPostgres", "SyncTesting", "Aquasync", "SyncHTTP", "SyncJSON", "SyncMessagePack",
-                "anchorage", "TestSupport",
+                "SyncCore", "SyncPostgres", "SyncTesting", "Aquasync", "AppSync", "OTASync", "SyncHTTP", "SyncJSON",
+                "SyncMessagePack", "SyncSQLite", "anchorage", "TestSupport",
             ]),
         .testTarget(
             name: "OTASyncTests",
@@ -192,6 +218,18 @@ let package = Package(
             name: "AppSyncTests",
             dependencies: ["SyncCore", "AppSync", "SyncTesting", "SyncHTTP", "SyncJSON", "SyncSQLite", "TestSupport"]
         ),
+        .testTarget(
+            name: "SyncPushTests",
+            dependencies: [
+                "SyncCore", "SyncPush", "SyncHTTP", "SyncTesting", "SyncJSON", "SyncSQLite", "SyncPostgres", "Aquasync",
+                "AppSync", "OTASync", "anchorage", "TestSupport",
+                .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "HummingbirdWebSocket", package: "hummingbird-websocket"),
+                .product(name: "HummingbirdWSClient", package: "hummingbird-websocket"),
+            ]),
+        .testTarget(
+            name: "FileSyncTests",
+            dependencies: ["SyncCore", "FileSync", "SyncHTTP", "SyncTesting", "SyncSQLite", "anchorage", "TestSupport"]),
         .testTarget(
             name: "SyncHTTPTests",
             dependencies: [
