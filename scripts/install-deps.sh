@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Installs the system packages Anchorage builds and tests with, when they are missing.
-# Usage: scripts/install-deps.sh [--postgres] [--python]
+# Usage: scripts/install-deps.sh [--postgres] [--python] [--nginx] [--apache] [--dovecot]
 set -euo pipefail
 
 # openssl makes the certificate authority and server certificate the HTTPS tests use.
@@ -9,6 +9,12 @@ want_python=0
 for arg in "$@"; do
     case "$arg" in
         --postgres) packages+=(postgresql) ;;
+        # The load balancer in front of several `anchorage serve` processes (scripts/with-nginx.sh).
+        --nginx) packages+=(nginx) ;;
+        # Apache httpd with mod_dav, the WebDAV server of the file-sync tests (scripts/with-apache.sh).
+        --apache) packages+=(apache2) ;;
+        # The IMAP server of the mail tests (scripts/with-dovecot.sh).
+        --dovecot) packages+=(dovecot-imapd) ;;
         --python) want_python=1 ;;
     esac
 done
