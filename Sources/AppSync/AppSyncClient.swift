@@ -337,6 +337,9 @@ public actor AppSyncClient {
             let (downloaded, conflicts) = try await store.transaction(for: account) { tx in
                 var downloaded = 0
                 var conflicts = 0
+                let keys = remote.map { StoredObject.key(type.name, $0.guid) }
+                try await tx.prefetch(keys)
+                try await tx.journal.prefetch(keys)
                 for object in remote {
                     switch try await Self.applyDownloaded(object, type: type, policy: policy, at: time, in: tx) {
                     case .unchanged: break
@@ -543,8 +546,10 @@ public actor AppSyncClient {
         let name = type.name
         let (pending, counterNow, serverLastSync) = try await store.transaction(for: account) { tx in
             var pending: [(entry: JournalEntry, object: AppSyncObject)] = []
-            for entry in try await tx.journal.entries(in: [StoredObject.collection(name)]) where entry.isReadyToSend {
-                guard let stored = try await tx.record(entry.key) else { continue }
+            let ready = try await tx.journal.entries(in: [StoredObject.collection(name)]).filter(\.isReadyToSend)
+            let records = try await tx.records(at: ready.map(\.key))
+            for entry in ready {
+                guard let stored = records[entry.key] else { continue }
                 pending.append((entry, try StoredObject.object(stored.record)))
             }
             return (
@@ -560,6 +565,7 @@ public actor AppSyncClient {
         let rejections = Dictionary((result.rejected ?? []).map { ($0.guid, $0) }, uniquingKeysWith: { first, _ in first })
         let settled = try await store.transaction(for: account) { tx in
             var settled = Report()
+            try await tx.journal.prefetch(pending.map(\.entry.key))
             for (entry, object) in pending {
                 guard let rejection = rejections[object.guid] else {
                     try await tx.journal.acknowledge(

@@ -169,9 +169,7 @@ public struct AppSyncServer: SyncService {
     {
         guard !applied.isEmpty else { return latest }
         let positions = try await store.transaction(for: account) { tx in
-            var positions: [UInt64] = []
-            for key in applied { if let stored = try await tx.record(key) { positions.append(stored.position.rawValue) } }
-            return positions.sorted()
+            try await tx.records(at: applied).values.map(\.position.rawValue).sorted()
         }
         guard positions.count == applied.count, let first = positions.first, let last = positions.last,
             last - first == UInt64(positions.count - 1), Set(positions).count == positions.count,
@@ -194,6 +192,7 @@ public struct AppSyncServer: SyncService {
         -> Outcome
     {
         var outcome = Outcome()
+        try await tx.prefetch(objects.map { StoredObject.key(type.name, $0.guid) })
         for object in objects {
             let key = StoredObject.key(type.name, object.guid)
             let existing = try await tx.record(key).map { try StoredObject.object($0.record) }

@@ -293,6 +293,7 @@ public actor AquasyncClient {
             let stamp = try await stamp()
             applied += try await store.transaction(for: account) { tx in
                 var applied = 0
+                try await tx.journal.prefetch(pack.models.flatMap { model, deltas in deltas.map { StoredDelta.key(model, $0.gid) } })
                 for (model, deltas) in pack.models {
                     for delta in deltas where try await Self.apply(delta, model: model, policy: policy, stamp: stamp, in: tx) {
                         applied += 1
@@ -391,9 +392,10 @@ public actor AquasyncClient {
     private func runPush(into report: inout Report) async throws {
         let outgoing: [Outgoing] = try await store.transaction(for: account) { tx in
             var outgoing: [Outgoing] = []
-            for entry in try await tx.journal.entries() where entry.isReadyToSend {
-                guard let model = StoredDelta.model(of: entry.key.collection), let stored = try await tx.record(entry.key)
-                else { continue }
+            let ready = try await tx.journal.entries().filter(\.isReadyToSend)
+            let records = try await tx.records(at: ready.map(\.key))
+            for entry in ready {
+                guard let model = StoredDelta.model(of: entry.key.collection), let stored = records[entry.key] else { continue }
                 outgoing.append(
                     Outgoing(model: model, delta: try StoredDelta.delta(stored).withoutUST, key: entry.key, sequence: entry.sequence))
             }
@@ -411,6 +413,7 @@ public actor AquasyncClient {
             let refusals = DeltaPack.refusals(in: answer)
             let refused: [RecordKey: String] = try await store.transaction(for: account) { tx in
                 var refused: [RecordKey: String] = [:]
+                try await tx.journal.prefetch(chunk.map(\.key))
                 for change in chunk {
                     if let reason = refusals[change.key] {
                         try await tx.journal.remove(change.key)

@@ -174,6 +174,7 @@ public struct AquasyncServer: SyncService {
             }
             var refused: [DeltaPack.Refusal] = []
             var conflicts = 0
+            try await tx.prefetch(pack.models.flatMap { model, deltas in deltas.map { StoredDelta.key(model, $0.gid) } })
             for (model, deltas) in pack.models {
                 for delta in deltas {
                     if let reason = validation.refusal(for: StoredDelta.neutral(delta, model: model)) {

@@ -149,6 +149,7 @@ struct OTAClientIncoming {
             let acknowledged = sync.mingleAnswered ? sync.sentEntries.values.map { $0 } : []
             try await store.transaction { tx in
                 let token = anchors?.nextServerAnchor.map(SyncValue.string)
+                try await tx.journal.prefetch(acknowledged.map(\.key))
                 for entry in acknowledged {
                     // The server's mingle took the change and sent no other version back: it holds what was sent.
                     try await tx.journal.acknowledge(entry.key, sequence: entry.sequence, holding: ServerVersion(record: entry.local, token: token))

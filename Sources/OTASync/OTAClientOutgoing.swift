@@ -30,12 +30,23 @@ struct OTAClientOutgoing {
     mutating func prepare(_ sync: inout ClientDataclass, mode proposed: OTASyncMode?) async throws {
         let uri = sync.uri
         try await journalUnsentChanges(of: uri)
+        let keepsSynced = client.configuration.itemType == .changes
         let (anchor, requested, ids, pending, entries) = try await store.transaction { tx in
             (
                 try await tx.metadata(OTAClientState.serverAnchor(uri)), try await tx.metadata(OTAClientState.requestedMode(uri)),
                 try await tx.metadata(OTAClientState.ids(uri)) ?? [:], try await tx.metadata(OTAClientState.pendingIDMap(uri)) ?? [:],
                 try await tx.journal.entries(in: [CollectionID(uri)]).filter(\.isReadyToSend)
             )
+        }
+        // The entries' records as they are now, and (for FLD) what the server holds of them, read at once.
+        let (current, synced): ([RecordKey: StoredRecord], [String: OTARecord]) = try await store.transaction { [entries] tx in
+            let current = try await tx.records(at: entries.map(\.key))
+            guard keepsSynced else { return (current, [:]) }
+            let luids = entries.map(\.key.id.rawValue)
+            try await tx.prefetch(luids.map { RecordKey(collection: OTAClientState.syncedCollection(uri), id: RecordID($0)) })
+            var synced: [String: OTARecord] = [:]
+            for luid in luids { synced[luid] = try await OTAClientState.synced(luid, uri, in: tx) }
+            return (current, synced)
         }
         sentItems -= sync.sentLUIDs.count - sync.outgoing.count  // sent and not processed: they go again
         let mode = proposed ?? requested ?? (anchor == nil ? .slow : .fast)
@@ -46,7 +57,6 @@ struct OTAClientOutgoing {
         sync.sentRecords = [:]
         sync.sentEntries = [:]
         sync.itemType = mode == .fast ? client.configuration.itemType : .records
-        let keepsSynced = client.configuration.itemType == .changes
         sync.direction = client.configuration.directions[uri] ?? .twoWay
         switch mode {
         case .reset:
@@ -63,9 +73,8 @@ struct OTAClientOutgoing {
             // What must be sent is the journal's: the entries ready to send, each with the record as it is now.
             for entry in entries {
                 let luid = entry.key.id.rawValue
-                let stored = try await store.transaction { tx in try await tx.record(entry.key) }
                 sync.sentEntries[luid] = entry
-                guard let stored, !stored.record.isDeleted else {
+                guard let stored = current[entry.key], !stored.record.isDeleted else {
                     // Sent even when the server may never have seen the record: a delete of an unknown id is a no-op there,
                     // and a record whose add reached the mingle but not its answer must not survive on the server.
                     sync.outgoing.append((luid, .delete()))
@@ -75,8 +84,7 @@ struct OTAClientOutgoing {
                 let record = try OTARecord(stored.record)
                 let operation: OTAItemOperation = ids[luid] == nil ? .add : .modify
                 if sync.itemType == .changes {
-                    let synced = try await store.transaction { tx in try await OTAClientState.synced(luid, uri, in: tx) }
-                    guard let item = Self.fieldChanges(from: synced, to: record, operation) else { continue }
+                    guard let item = Self.fieldChanges(from: synced[luid], to: record, operation) else { continue }
                     sync.outgoing.append((luid, item))
                 } else {
                     sync.outgoing.append((luid, record.item(operation)))

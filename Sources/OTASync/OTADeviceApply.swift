@@ -69,6 +69,10 @@ struct OTADeviceApply: Sendable {
             var luidByUUID: [String: String] = [:]
             for (luid, uuid) in ids where !uuid.isEmpty { luidByUUID[uuid] = luid }
             let version = RecordVersion(modifiedAt: now, node: OTADeviceRecords.syncNode)
+            // Every record and journal entry the loop may look at, read at once.
+            let candidates = items.flatMap { key, _ in [key] + (luidByUUID[key].map { [$0] } ?? []) }
+            try await tx.prefetch(candidates.map { RecordKey(collection: collection, id: RecordID($0)) })
+            try await tx.journal.prefetch(candidates.map(journal.key))
 
             for (key, item) in items {
                 var luid: String? = ids[key] != nil ? key : luidByUUID[key]

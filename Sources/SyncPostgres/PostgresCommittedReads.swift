@@ -7,8 +7,8 @@ struct PostgresCommittedReads: CommittedReads {
     let client: PostgresClient
     let queries: StoreQueries
 
-    func record(_ key: RecordKey, of account: AccountID) async throws -> (StoredRecord?, revision: Int64) {
-        try await queries.record(key, of: account, client)
+    func records(at keys: [RecordKey], of account: AccountID) async throws -> ([RecordKey: StoredRecord], revision: Int64) {
+        try await queries.records(at: keys, of: account, client)
     }
 
     func records(

@@ -81,25 +81,30 @@ struct StoreQueries: Sendable {
 
     // MARK: Reading inside transactions (with the account's revision)
 
-    /// The committed record at `key`, tombstone included, and the account's revision.
-    func record(
-        _ key: RecordKey, of account: AccountID, _ client: PostgresClient
-    ) async throws -> (StoredRecord?, revision: Int64) {
+    /// The committed records at `keys`, by key, and the account's revision: one query.
+    func records(
+        at keys: [RecordKey], of account: AccountID, _ client: PostgresClient
+    ) async throws -> ([RecordKey: StoredRecord], revision: Int64) {
+        let collections = keys.map(\.collection.rawValue)
+        let ids = keys.map(\.id.rawValue)
         let rows = try await client.query(
             """
             SELECT a.revision, \(unescaped: Self.joinedRecordColumns)
             FROM (SELECT 1) AS one
             LEFT JOIN \(unescaped: schema).account a ON a.name = \(account.rawValue)
             LEFT JOIN \(unescaped: schema).record r
-                ON r.account_id = a.id AND r.collection = \(key.collection.rawValue) AND r.record_id = \(key.id.rawValue)
+                ON r.account_id = a.id
+                AND (r.collection, r.record_id) IN (SELECT * FROM unnest(\(collections)::text[], \(ids)::text[]))
             """, logger: logger)
-        var found: StoredRecord?
+        var found: [RecordKey: StoredRecord] = [:]
         var revision: Int64 = 0
         for try await row in rows {
             let (rowRevision, collection, id, position, isDeleted, modifiedAt, node, fields) = try row.decode(
                 (Int64?, String?, String?, Int64?, Bool?, Double?, String?, Data?).self)
             revision = rowRevision ?? 0
-            found = try Self.storedRecord((collection, id, position, isDeleted, modifiedAt, node, fields))
+            if let record = try Self.storedRecord((collection, id, position, isDeleted, modifiedAt, node, fields)) {
+                found[record.record.key] = record
+            }
         }
         return (found, revision)
     }

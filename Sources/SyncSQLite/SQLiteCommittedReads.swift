@@ -6,14 +6,20 @@ import SyncCore
 struct SQLiteCommittedReads: CommittedReads {
     let database: any DatabaseReader
 
-    func record(_ key: RecordKey, of account: AccountID) async throws -> (StoredRecord?, revision: Int64) {
-        try await read(account) { db in try StoreQueries.record(key, of: account, db) }
-    }
-
     func records(
         in collection: CollectionID, after id: RecordID?, limit: Int, of account: AccountID
     ) async throws -> ([StoredRecord], revision: Int64) {
         try await read(account) { db in try StoreQueries.records(in: collection, after: id, limit: limit, of: account, db) }
+    }
+
+    func records(at keys: [RecordKey], of account: AccountID) async throws -> ([RecordKey: StoredRecord], revision: Int64) {
+        try await read(account) { db in
+            var found: [RecordKey: StoredRecord] = [:]
+            for key in keys {
+                if let stored = try StoreQueries.record(key, of: account, db) { found[key] = stored }
+            }
+            return found
+        }
     }
 
     func metadata(_ key: String, for peer: PeerID, of account: AccountID) async throws -> (SyncValue?, revision: Int64) {

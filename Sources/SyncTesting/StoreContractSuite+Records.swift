@@ -52,8 +52,8 @@ extension StoreContractSuite {
     }
 
     /// Checks that a transaction reads its own puts, purges and metadata
-    /// changes, in ``StoreTransaction/record(_:)`` and in id-ordered paging of
-    /// ``StoreTransaction/records(in:after:limit:)``, and that they commit.
+    /// changes, in ``StoreTransaction/record(_:)``, in ``StoreTransaction/records(at:)`` and in
+    /// id-ordered paging of ``StoreTransaction/records(in:after:limit:)``, and that they commit.
     /// - Throws: ``VerificationError`` naming the rule "read your writes".
     public func verifyReadYourWrites() async throws {
         let check = Check.readYourWrites.rule
@@ -80,6 +80,20 @@ extension StoreContractSuite {
                 try await tx.purge(RecordKey(collection: "items", id: "f"))
                 let purged = try await tx.record(RecordKey(collection: "items", id: "f"))
                 try require(purged == nil, check, "after purge, items/f reads as \(String(describing: purged))")
+
+                // A batched read sees the same: pending puts and purges over committed records, unwritten
+                // keys absent; more keys than one database read takes, and a key asked for twice.
+                let unwritten = (0..<600).map { RecordKey(collection: "items", id: RecordID("z\($0)")) }
+                let asked = ["a", "b", "d", "f", "b"].map { RecordKey(collection: "items", id: RecordID($0)) } + unwritten
+                let batch = try await tx.records(at: asked)
+                let fields = batch.mapValues { $0.record.fields["v"] }
+                try require(
+                    fields == [
+                        RecordKey(collection: "items", id: "a"): 3, RecordKey(collection: "items", id: "b"): 1,
+                        RecordKey(collection: "items", id: "d"): 2,
+                    ], check,
+                    "records(at:) of a, b, d, f and 600 unwritten keys gave \(fields.sorted { $0.key.id < $1.key.id }), "
+                        + "expected a: 3, b: 1, d: 2")
 
                 var pages: [[RecordID]] = []
                 var cursor: RecordID?

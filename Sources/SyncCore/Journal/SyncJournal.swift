@@ -94,6 +94,12 @@ public struct SyncJournal: Sendable {
         return try JournalEntryFormat.entry(stored.record)
     }
 
+    /// Reads the entries of the records at `keys` from the store at once, so that a loop over a page
+    /// of records that asks ``entry(for:)`` for each does not go to the store each time.
+    public func prefetch(_ keys: [RecordKey]) async throws {
+        try await transaction.prefetch(keys.map(Self.entryKey))
+    }
+
     /// Every pending entry, in key order; only those of `collections` when given.
     /// - Throws: ``StoreError``.
     public func entries(in collections: Set<CollectionID>? = nil) async throws -> [JournalEntry] {

@@ -172,6 +172,8 @@ private final class QuotaTransaction: StoreTransaction {
 
     func record(_ key: RecordKey) async throws -> StoredRecord? { try await base.record(key) }
 
+    func records(at keys: [RecordKey]) async throws -> [RecordKey: StoredRecord] { try await base.records(at: keys) }
+
     func records(in collection: CollectionID, after id: RecordID?, limit: Int) async throws -> [StoredRecord] {
         try await base.records(in: collection, after: id, limit: limit)
     }

@@ -71,6 +71,14 @@ public protocol StoreTransaction: Sendable {
     /// Records of a collection in id order, starting after `id` (for paging), at most `limit`.
     func records(in collection: CollectionID, after id: RecordID?, limit: Int) async throws -> [StoredRecord]
 
+    /// The records at `keys`, tombstones included, by key; a key never written has no entry.
+    ///
+    /// The same answer as ``record(_:)`` for each key, in as few reads as the
+    /// store can manage: a sync that handles a page of records asks for all
+    /// of them at once rather than one round trip each. Stores that cannot
+    /// batch get the default, which reads one key at a time.
+    func records(at keys: [RecordKey]) async throws -> [RecordKey: StoredRecord]
+
     /// Writes a record (insert or replace). A tombstone is written with `isDeleted` set.
     func put(_ record: SyncRecord) async throws
 
@@ -83,6 +91,26 @@ public protocol StoreTransaction: Sendable {
 
     /// Stores (or, with `nil`, removes) a metadata value for `peer` under `key`.
     func setMetadata(_ value: SyncValue?, _ key: String, for peer: PeerID) async throws
+}
+
+extension StoreTransaction {
+    /// Reads the keys one at a time with ``record(_:)``: the default for a
+    /// store that has no batched read.
+    public func records(at keys: [RecordKey]) async throws -> [RecordKey: StoredRecord] {
+        var found: [RecordKey: StoredRecord] = [:]
+        for key in keys where found[key] == nil {
+            if let stored = try await record(key) { found[key] = stored }
+        }
+        return found
+    }
+
+    /// Reads the records at `keys` ahead of a loop that asks ``record(_:)`` for each of them.
+    ///
+    /// A transaction of the SQLite and PostgreSQL stores keeps every record it has read, so the loop's
+    /// reads are answered without going to the database again; elsewhere this only reads ahead.
+    public func prefetch(_ keys: [RecordKey]) async throws {
+        _ = try await records(at: keys)
+    }
 }
 
 /// A page of the change sequence.

@@ -6,9 +6,6 @@ import Synchronization
 /// so the store can refuse to commit a transaction whose reads a concurrent
 /// commit made stale.
 package protocol CommittedReads: Sendable {
-    /// The committed record at `key` of `account`, if any.
-    func record(_ key: RecordKey, of account: AccountID) async throws -> (StoredRecord?, revision: Int64)
-
     /// Up to `limit` committed records of `collection` with ids after `id`, in id order.
     func records(
         in collection: CollectionID, after id: RecordID?, limit: Int, of account: AccountID
@@ -16,6 +13,10 @@ package protocol CommittedReads: Sendable {
 
     /// The committed metadata value `key` of `peer`, if any.
     func metadata(_ key: String, for peer: PeerID, of account: AccountID) async throws -> (SyncValue?, revision: Int64)
+
+    /// The committed records at `keys` (at most ``BufferedTransaction/keysPerRead``), by key, read on one
+    /// snapshot together with the account's revision.
+    func records(at keys: [RecordKey], of account: AccountID) async throws -> ([RecordKey: StoredRecord], revision: Int64)
 
     /// Checks that the database can hold `text`, a `what` (for example "record id").
     func requireStorable(_ text: String, _ what: String) throws
@@ -48,6 +49,9 @@ package final class BufferedTransaction<Reads: CommittedReads>: StoreTransaction
         var sequence = 0
         var records: [RecordKey: (sequence: Int, write: PendingRecordWrite)] = [:]
         var metadata: [PeerID: [String: PendingMetadataWrite]] = [:]
+        /// Committed records already read, `nil` for a key known to be unwritten: a transaction reads each
+        /// key from the store once.
+        var committed: [RecordKey: StoredRecord?] = [:]
         var oldestRevision: Int64?
         var newestRevision: Int64?
     }
@@ -81,15 +85,37 @@ package final class BufferedTransaction<Reads: CommittedReads>: StoreTransaction
     // MARK: Records
 
     package func record(_ key: RecordKey) async throws -> StoredRecord? {
-        try requireStorable(key)
+        try await records(at: [key])[key]
+    }
+
+    /// The most keys one committed read of ``records(at:)`` asks for; more are read in several.
+    package static var keysPerRead: Int { 500 }
+
+    package func records(at keys: [RecordKey]) async throws -> [RecordKey: StoredRecord] {
+        for key in keys { try requireStorable(key) }
+        let unread = try withOpenState { state in Array(Set(keys.filter { state.committed[$0] == nil })) }
         let (account, reads) = (self.account, self.reads)
-        let committed = try await read("reading record \(key)") { try await reads.record(key, of: account) }
-        return try withOpenState { state in
-            switch state.records[key]?.write {
-            case .put(let record, _): StoredRecord(record: record, position: committed?.position ?? .start)
-            case .purge: nil
-            case nil: committed
+        var start = 0
+        while start < unread.count {
+            let chunk = Array(unread[start..<min(start + Self.keysPerRead, unread.count)])
+            let description = chunk.count == 1 ? "reading record \(chunk[0])" : "reading \(chunk.count) records"
+            let found = try await read(description) { try await reads.records(at: chunk, of: account) }
+            try withOpenState { state in
+                for key in chunk where state.committed[key] == nil { state.committed[key] = .some(found[key]) }
             }
+            start += chunk.count
+        }
+        return try withOpenState { state in
+            var records: [RecordKey: StoredRecord] = [:]
+            for key in keys {
+                let committed = state.committed[key] ?? nil
+                switch state.records[key]?.write {
+                case .put(let record, _): records[key] = StoredRecord(record: record, position: committed?.position ?? .start)
+                case .purge: break
+                case nil: records[key] = committed
+                }
+            }
+            return records
         }
     }
 
@@ -109,6 +135,11 @@ package final class BufferedTransaction<Reads: CommittedReads>: StoreTransaction
         let (account, reads) = (self.account, self.reads)
         let committed = try await read("reading collection \(collection)") {
             try await reads.records(in: collection, after: id, limit: fetchLimit, of: account)
+        }
+        try withOpenState { state in
+            for stored in committed where state.committed[stored.record.key] == nil {
+                state.committed[stored.record.key] = .some(stored)
+            }
         }
         guard !pending.isEmpty else { return committed }
         return Self.merge(committed: committed, pending: pending, fetchLimit: fetchLimit, limit: limit)
