@@ -92,11 +92,13 @@ extension JSONParser {
 
     /// The canonical integer value of a sign and magnitude.
     private func integerValue(_ magnitude: UInt64, negative: Bool, overflowed: Bool, at start: Int) throws(CodecError) -> SyncValue {
-        let outOfRange = CodecError.limitExceeded(
-            "number out of range: integers must lie between -2^63 and 2^64-1", offset: start)
-        if overflowed { throw outOfRange }
+        // Made only when thrown: a message is built from text, and this runs for every integer read.
+        func outOfRange() -> CodecError {
+            CodecError.limitExceeded("number out of range: integers must lie between -2^63 and 2^64-1", offset: start)
+        }
+        if overflowed { throw outOfRange() }
         if negative {
-            guard magnitude <= UInt64(Int64.max) + 1 else { throw outOfRange }
+            guard magnitude <= UInt64(Int64.max) + 1 else { throw outOfRange() }
             return .integer(magnitude == UInt64(Int64.max) + 1 ? .min : -Int64(magnitude))
         }
         if magnitude <= UInt64(Int64.max) { return .integer(Int64(magnitude)) }
