@@ -1,0 +1,93 @@
+import Foundation
+import Glibc
+
+/// A file or folder as the device's disk holds it.
+struct LocalItem: Sendable, Hashable {
+    var path: String
+    var isDirectory: Bool
+    /// Modification time in nanoseconds since 1970.
+    var modifiedNanoseconds: Int64
+    var size: Int64
+
+    var modified: Date { Date(timeIntervalSince1970: Double(modifiedNanoseconds) / 1e9) }
+}
+
+/// The synced folder on the device: paths relative to its root.
+struct LocalFolder: Sendable {
+    /// The part files downloads are written to end with this.
+    static let partSuffix = ".anchorage-part"
+
+    let root: String
+
+    func absolute(_ path: String) -> String { path.isEmpty ? root : root + "/" + path }
+
+    /// The item at `path`, or `nil`.
+    func item(_ path: String) -> LocalItem? {
+        var info = stat()
+        guard lstat(absolute(path), &info) == 0 else { return nil }
+        let isDirectory = (info.st_mode & S_IFMT) == S_IFDIR
+        let nanoseconds = Int64(info.st_mtim.tv_sec) * 1_000_000_000 + Int64(info.st_mtim.tv_nsec)
+        return LocalItem(path: path, isDirectory: isDirectory, modifiedNanoseconds: nanoseconds, size: isDirectory ? 0 : Int64(info.st_size))
+    }
+
+    /// Every file and folder under the root (part files are removed: a crash left them), parents before children.
+    func scan() -> [LocalItem] {
+        var items: [LocalItem] = []
+        var folders = [""]
+        while let folder = folders.popLast() {
+            guard let names = try? FileManager.default.contentsOfDirectory(atPath: absolute(folder)) else { continue }
+            for name in names.sorted() {
+                let path = WebDAVPath.join(folder, name)
+                if name.hasSuffix(Self.partSuffix) {
+                    unlink(absolute(path))
+                    continue
+                }
+                guard let item = item(path) else { continue }
+                var info = stat()
+                if lstat(absolute(path), &info) == 0, (info.st_mode & S_IFMT) == S_IFLNK { continue }
+                items.append(item)
+                if item.isDirectory { folders.append(path) }
+            }
+        }
+        return items.sorted { $0.path.split(separator: "/").count < $1.path.split(separator: "/").count || ($0.path.split(separator: "/").count == $1.path.split(separator: "/").count && $0.path < $1.path) }
+    }
+
+    /// A new part file's path next to `path`.
+    func partFile(for path: String) -> String {
+        let parent = WebDAVPath.parent(of: path)
+        let name = "." + WebDAVPath.name(of: path) + "." + String(UInt64.random(in: 0...UInt64.max), radix: 36) + Self.partSuffix
+        return absolute(WebDAVPath.join(parent, name))
+    }
+
+    /// Puts `part` at `path` in one step (a rename in the same folder), syncing the folder.
+    func install(_ part: String, at path: String) throws {
+        guard rename(part, absolute(path)) == 0 else {
+            let code = errno
+            unlink(part)
+            throw WebDAVError(.deviceFile, method: "GET", path: path, detail: "cannot rename into place: \(String(cString: strerror(code)))")
+        }
+        let folder = open(absolute(WebDAVPath.parent(of: path)), O_RDONLY | O_DIRECTORY | O_CLOEXEC)
+        if folder >= 0 {
+            fsync(folder)
+            close(folder)
+        }
+    }
+
+    /// Makes the folder `path` and its parents.
+    func makeDirectory(_ path: String) throws {
+        try FileManager.default.createDirectory(atPath: absolute(path), withIntermediateDirectories: true)
+    }
+
+    /// Removes the file or the folder (with its contents) at `path`.
+    func remove(_ path: String) {
+        try? FileManager.default.removeItem(atPath: absolute(path))
+    }
+
+    /// Moves `source` to `destination`, making the destination's folder.
+    func move(_ source: String, to destination: String) throws {
+        try makeDirectory(WebDAVPath.parent(of: destination))
+        guard rename(absolute(source), absolute(destination)) == 0 else {
+            throw WebDAVError(.deviceFile, method: "MOVE", path: source, detail: "cannot move to \(destination): \(String(cString: strerror(errno)))")
+        }
+    }
+}

@@ -1,0 +1,591 @@
+import Foundation
+import SyncCore
+
+/// One sync's work: the journal's entries, then the server's changes.
+struct SyncRun {
+    let sync: FolderSync
+    var report = FolderSyncReport()
+    var files = 0
+
+    init(sync: FolderSync) { self.sync = sync }
+
+    var client: WebDAVClient { sync.client }
+    var local: LocalFolder { sync.local }
+
+    func transaction<T: Sendable>(_ body: @Sendable (any StoreTransaction) async throws -> T) async throws -> T {
+        try await sync.store.transaction(for: sync.account, body)
+    }
+
+    // MARK: The journal
+
+    /// Carries out every entry that is ready or answered: folders first (parents before children),
+    /// then moves, uploads, and deletes (children before parents).
+    mutating func processJournal() async throws {
+        let entries = try await transaction { tx in try await tx.journal.entries(in: [FolderSync.collection]) }
+        func rank(_ entry: JournalEntry) -> (Int, Int, Int64) {
+            let depth = entry.key.id.rawValue.split(separator: "/").count
+            let isDirectory = entry.local.fields["directory"] == .bool(true)
+            switch entry.action {
+            case .add where isDirectory: return (0, depth, entry.sequence)
+            case .move: return (1, depth, entry.sequence)
+            case .add, .modify: return (2, depth, entry.sequence)
+            case .delete: return (3, -depth, entry.sequence)
+            }
+        }
+        for entry in entries.sorted(by: { rank($0) < rank($1) }) {
+            // Re-read: an earlier step may have changed or removed it.
+            guard let current = try await transaction({ tx in try await tx.journal.entry(for: entry.key) }),
+                current.sequence == entry.sequence, current.remote == nil || current.answer != nil
+            else { continue }
+            do {
+                switch current.action {
+                case .add where current.local.fields["directory"] == .bool(true): try await makeFolder(current)
+                case .add, .modify: try await upload(current)
+                case .delete: try await delete(current)
+                case .move: try await move(current)
+                }
+            } catch let error as WebDAVError {
+                try await fail(current, error)
+            }
+        }
+    }
+
+    /// A failure no row handles more precisely: inform; drop the entry when the server refused it for good.
+    mutating func fail(_ entry: JournalEntry, _ error: WebDAVError) async throws {
+        let path = entry.key.id.rawValue
+        let keep = error.failureClass != .refused
+        report.notices.append(FileNotice(path: path, message: error.description, kept: keep))
+        if !keep { try await transaction { tx in try await tx.journal.remove(entry.key) } }
+    }
+
+    /// Opens a question on `entry` (or, under ``FolderSync/ConflictPolicy/keepBoth``, returns the answer that loses nothing).
+    mutating func ask(_ entry: JournalEntry, _ question: FileQuestion, remote: SyncRecord? = nil) async throws -> ConflictAnswer? {
+        if sync.policy == .keepBoth {
+            switch question.kind {
+            case .deleteChangedOnServer: return .takeTheirs
+            case .deletedOnServerChangedLocally, .moveChangedOnServer, .folderExists, .folderMissing, .folderNotCreated: return .keepMine
+            case .changedOnBoth, .existsOnServer, .fileExistsForFolder: return .keepBoth
+            }
+        }
+        var record = remote ?? SyncRecord(collection: FolderSync.collection, id: entry.key.id, version: FolderSync.version(question.serverTime ?? Date()))
+        record.fields.merge(question.fields) { _, new in new }
+        let version = ServerVersion(record: record, token: record.fields["etag"])
+        try await transaction { tx in try await tx.journal.openConflict(entry.key, remote: version) }
+        return nil
+    }
+
+    // MARK: Upload
+
+    mutating func upload(_ entry: JournalEntry, answer given: ConflictAnswer? = nil) async throws {
+        let path = entry.key.id.rawValue
+        guard let item = local.item(path), !item.isDirectory else {
+            // Gone since the scan: the next scan records what happened.
+            try await transaction { tx in try await tx.journal.remove(entry.key) }
+            return
+        }
+        let server = try await client.item(at: path)
+        var answer = given ?? entry.answer
+        let question = entry.remote?.record.fields["question"]
+        if answer == nil {
+            let arch = entry.archCopy?.etag
+            if let server, server.isDirectory {
+                answer = try await ask(entry, .init(kind: .existsOnServer, path: path, localTime: item.modified, serverTime: server.modified, localSize: item.size, choices: Self.bothChoices))
+            } else if let server, arch != nil && server.etag == arch {
+                answer = nil
+            } else if let server {
+                let kind: FileQuestion.Kind = entry.archCopy == nil ? .existsOnServer : .changedOnBoth
+                answer = try await ask(entry, .init(kind: kind, path: path, localTime: item.modified, serverTime: server.modified, localSize: item.size, serverSize: server.size, choices: Self.bothChoices), remote: Self.serverRecord(server))
+            } else if entry.archCopy != nil {
+                answer = try await ask(entry, .init(kind: .deletedOnServerChangedLocally, path: path, localTime: item.modified, serverTime: nil, localSize: item.size, choices: [
+                    "mine": "upload the local copy again", "theirs": "delete the local copy too",
+                ]))
+            }
+            if answer == nil && (server == nil ? entry.archCopy != nil : server?.etag != arch || server?.isDirectory == true) { return }
+        }
+        switch answer {
+        case .takeTheirs?:
+            try await takeServerVersion(path, server)
+            try await transaction { tx in try await tx.journal.remove(entry.key) }
+            return
+        case .keepBoth?:
+            try await keepBoth(entry, item, server)
+            return
+        default:
+            break
+        }
+        if question == .string(FileQuestion.Kind.folderMissing.rawValue) || (answer == .keepMine && server == nil) {
+            try await makeParents(path)
+        }
+        let precondition: WebDAVClient.Precondition = server?.etag.map { .etag($0) } ?? .absent
+        do {
+            try await client.upload(from: local.absolute(path), to: path, precondition: precondition)
+        } catch let error as WebDAVError where error.kind == .parentMissing {
+            if sync.policy == .keepBoth {
+                try await makeParents(path)
+                try await client.upload(from: local.absolute(path), to: path, precondition: .absent)
+            } else {
+                _ = try await ask(entry, .init(kind: .folderMissing, path: path, localTime: item.modified, serverTime: nil, localSize: item.size, choices: [
+                    "mine": "create the folder \(WebDAVPath.parent(of: path)) again and upload", "theirs": "delete the local copy",
+                ]))
+                return
+            }
+        } catch let error as WebDAVError where error.kind == .changedOnServer {
+            // Changed between the look and the upload: ask on the next sync, with fresh facts.
+            if let fresh = try await client.item(at: path) {
+                _ = try await ask(entry, .init(kind: .changedOnBoth, path: path, localTime: item.modified, serverTime: fresh.modified, localSize: item.size, serverSize: fresh.size, choices: Self.bothChoices), remote: Self.serverRecord(fresh))
+            }
+            if sync.policy == .keepBoth { try await keepBoth(entry, item, try await client.item(at: path)) }
+            return
+        }
+        report.uploaded.append(path)
+        moved(item.size, path)
+        try await settle(entry, path: path, local: item)
+    }
+
+    /// The server took the entry's change: cache what it holds now, acknowledge the entry.
+    func settle(_ entry: JournalEntry, path: String, local item: LocalItem?) async throws {
+        let server = try await client.item(at: path)
+        try await transaction { tx in
+            if let server {
+                let cached = CachedItem(server, local: item)
+                try await Cache(tx).put(cached)
+                try await tx.journal.acknowledge(entry.key, sequence: entry.sequence, holding: cached.version)
+            } else {
+                try await tx.journal.remove(entry.key)
+            }
+        }
+    }
+
+    mutating func keepBoth(_ entry: JournalEntry, _ item: LocalItem, _ server: WebDAVItem?) async throws {
+        let path = entry.key.id.rawValue
+        let copy = conflictName(path)
+        try local.move(path, to: copy)
+        report.conflictCopies.append(copy)
+        let moved = local.item(copy)
+        try await transaction { tx in
+            try await tx.journal.remove(entry.key)
+            try await tx.journal.recordLocalChange(.add, local: FolderSync.localRecord(copy, moved, from: nil), at: Date(), basedOn: nil)
+            try await Cache(tx).remove(path)
+        }
+        if let copyEntry = try await transaction({ tx in try await tx.journal.entry(for: FolderSync.key(copy)) }) {
+            try await upload(copyEntry)
+        }
+        try await takeServerVersion(path, server)
+    }
+
+    /// Makes the local copy what the server holds: downloaded, or removed when the server has none.
+    mutating func takeServerVersion(_ path: String, _ server: WebDAVItem?) async throws {
+        guard let server else {
+            local.remove(path)
+            try await transaction { tx in try await Cache(tx).removeTree(path) }
+            return
+        }
+        if server.isDirectory {
+            try local.makeDirectory(path)
+            let item = local.item(path)
+            try await transaction { tx in try await Cache(tx).put(CachedItem(server, local: item)) }
+        } else {
+            try await download(server)
+        }
+    }
+
+    func conflictName(_ path: String) -> String {
+        let parent = WebDAVPath.parent(of: path)
+        let name = WebDAVPath.name(of: path)
+        var base = name
+        var ext = ""
+        if let dot = name.lastIndex(of: "."), dot != name.startIndex {
+            base = String(name[..<dot])
+            ext = String(name[dot...])
+        }
+        let date = HTTPDate.civil(fromDays: Int(Date().timeIntervalSince1970) / 86400)
+        let seconds = Int(Date().timeIntervalSince1970) % 86400
+        func two(_ n: Int) -> String { n < 10 ? "0\(n)" : "\(n)" }
+        let stamp = "\(date.0)-\(two(date.1))-\(two(date.2)) \(two(seconds / 3600))\(two(seconds % 3600 / 60))\(two(seconds % 60))"
+        var candidate = WebDAVPath.join(parent, "\(base) (conflict \(sync.device) \(stamp))\(ext)")
+        var counter = 2
+        while local.item(candidate) != nil {
+            candidate = WebDAVPath.join(parent, "\(base) (conflict \(sync.device) \(stamp) \(counter))\(ext)")
+            counter += 1
+        }
+        return candidate
+    }
+
+    func makeParents(_ path: String) async throws {
+        var prefix = ""
+        for segment in WebDAVPath.parent(of: path).split(separator: "/") {
+            prefix = WebDAVPath.join(prefix, String(segment))
+            if try await client.item(at: prefix) == nil {
+                do { try await client.makeCollection(prefix) } catch let error as WebDAVError where error.kind == .notAllowed {}
+            }
+        }
+    }
+
+    static let bothChoices = [
+        "mine": "overwrite the server's version with the local copy",
+        "theirs": "replace the local copy with the server's version",
+        "both": "keep the local copy as a conflict copy and download the server's version",
+    ]
+
+    static func serverRecord(_ server: WebDAVItem) -> SyncRecord {
+        var fields: [String: SyncValue] = ["directory": .bool(server.isDirectory)]
+        if let etag = server.etag { fields["etag"] = .string(etag) }
+        if let size = server.size { fields["size"] = .integer(size) }
+        if let id = server.fileID { fields["fileid"] = .string(id) }
+        return SyncRecord(collection: FolderSync.collection, id: RecordID(server.path), fields: fields, version: FolderSync.version(server.modified ?? Date()))
+    }
+
+    // MARK: Delete
+
+    mutating func delete(_ entry: JournalEntry) async throws {
+        let path = entry.key.id.rawValue
+        guard let server = try await client.item(at: path) else {
+            // Removed from the server already: nothing to do there; no local copy is left.
+            local.remove(path)
+            try await transaction { tx in
+                try await Cache(tx).removeTree(path)
+                try await tx.journal.remove(entry.key)
+            }
+            return
+        }
+        var answer = entry.answer
+        if answer == nil {
+            let changed = server.isDirectory ? try await folderChanged(path) : server.etag != entry.archCopy?.etag
+            if changed {
+                answer = try await ask(entry, .init(kind: .deleteChangedOnServer, path: path, localTime: entry.recordedAt, serverTime: server.modified, serverSize: server.size, choices: [
+                    "mine": "delete it on the server too", "theirs": "keep the server's version and download it again",
+                ]), remote: Self.serverRecord(server))
+                if answer == nil { return }
+            }
+        }
+        if answer == .takeTheirs || answer == .keepBoth {
+            try await transaction { tx in
+                try await Cache(tx).removeTree(path)
+                try await tx.journal.remove(entry.key)
+            }
+            return
+        }
+        do {
+            try await client.delete(path, precondition: server.isDirectory ? .none : server.etag.map { .etag($0) } ?? .none)
+        } catch let error as WebDAVError where error.kind == .notAllowed || error.kind == .notFound {
+            // Can't be deleted on the server: inform, drop the entry; the next listing brings it back.
+            report.notices.append(FileNotice(path: path, message: "the server would not delete it: " + error.description, kept: false))
+            try await transaction { tx in
+                try await Cache(tx).removeTree(path)
+                try await tx.journal.remove(entry.key)
+            }
+            return
+        }
+        report.deletedOnServer.append(path)
+        try await transaction { tx in
+            try await Cache(tx).removeTree(path)
+            try await tx.journal.remove(entry.key)
+        }
+    }
+
+    /// Whether anything under the folder `path` on the server differs from the cache.
+    func folderChanged(_ path: String) async throws -> Bool {
+        let server = try await listTree(path)
+        let cached = try await transaction { tx in try await Cache(tx).all() }
+        for item in server where item.path != path {
+            guard let known = cached[item.path], known.isDirectory == item.isDirectory else { return true }
+            if !item.isDirectory && known.etag != item.etag { return true }
+        }
+        return false
+    }
+
+    // MARK: Move
+
+    mutating func move(_ entry: JournalEntry) async throws {
+        let path = entry.key.id.rawValue
+        guard case .string(let source)? = entry.local.fields["from"] else {
+            try await transaction { tx in try await tx.journal.remove(entry.key) }
+            return
+        }
+        let item = local.item(path)
+        guard let server = try await client.item(at: source) else {
+            // Removed from the server: upload any local copy at the new place.
+            try await transaction { tx in
+                try await Cache(tx).removeTree(source)
+                try await tx.journal.remove(entry.key)
+                if let item {
+                    try await tx.journal.recordLocalChange(.add, local: FolderSync.localRecord(path, item, from: nil), at: entry.recordedAt, basedOn: nil)
+                }
+            }
+            guard item != nil else { return }
+            if item?.isDirectory == true {
+                try await transaction { tx in try await tx.journal.remove(entry.key) }
+                try await scanNewTree(path)
+                return
+            }
+            if let added = try await transaction({ tx in try await tx.journal.entry(for: entry.key) }) { try await upload(added) }
+            return
+        }
+        var answer = entry.answer
+        if answer == nil && !server.isDirectory && server.etag != entry.archCopy?.etag {
+            if let modified = server.modified, entry.recordedAt > modified {
+                answer = .keepMine
+            } else {
+                answer = try await ask(entry, .init(kind: .moveChangedOnServer, path: path, localTime: entry.recordedAt, serverTime: server.modified, serverSize: server.size, choices: [
+                    "mine": "move the server's version to \(path)", "theirs": "move the local copy back to \(source)",
+                ]), remote: Self.serverRecord(server))
+                if answer == nil { return }
+            }
+        }
+        if answer == .takeTheirs {
+            try? local.move(path, to: source)
+            try await transaction { tx in try await tx.journal.remove(entry.key) }
+            return
+        }
+        do {
+            try await makeParents(path)
+            try await client.move(source, to: path, precondition: server.isDirectory || answer != nil ? .none : server.etag.map { .etag($0) } ?? .none)
+        } catch let error as WebDAVError where error.kind == .notAllowed {
+            // Can't be moved on the server: inform, drop the entry, put the local copy back.
+            report.notices.append(FileNotice(path: path, message: "the server would not move it from \(source): " + error.description, kept: false))
+            try? local.move(path, to: source)
+            try await transaction { tx in try await tx.journal.remove(entry.key) }
+            return
+        }
+        report.moved.append("\(source) → \(path)")
+        // The cache follows the move: the items keep their local stamps.
+        try await transaction { tx in
+            let cache = Cache(tx)
+            for (cachedPath, cached) in try await cache.all() where FolderSync.isInside(cachedPath, source) {
+                try await cache.remove(cachedPath)
+                var moved = cached
+                moved.path = path + cachedPath.dropFirst(source.count)
+                try await cache.put(moved)
+            }
+            try await tx.journal.remove(entry.key)
+        }
+        if let fresh = try await client.item(at: path) {
+            try await transaction { tx in
+                let cache = Cache(tx)
+                if var cached = try await cache.item(path) {
+                    cached.etag = fresh.etag
+                    cached.modified = fresh.modified
+                    cached.size = fresh.size
+                    try await cache.put(cached)
+                }
+            }
+        }
+    }
+
+    /// Records every item under the local folder `path` as new (a moved folder the server lost).
+    func scanNewTree(_ path: String) async throws {
+        try await transaction { tx in
+            let cache = Cache(tx)
+            try await cache.removeTree(path)
+        }
+        try await sync.scan()
+    }
+
+    // MARK: Create directory
+
+    mutating func makeFolder(_ entry: JournalEntry) async throws {
+        let path = entry.key.id.rawValue
+        guard let item = local.item(path), item.isDirectory else {
+            try await transaction { tx in try await tx.journal.remove(entry.key) }
+            return
+        }
+        let entries = try await transaction { tx in try await tx.journal.entries(in: [FolderSync.collection]) }
+        let dependents = entries.filter { $0.key.id.rawValue.hasPrefix(path + "/") }
+        switch entry.answer {
+        case .keepMine?:
+            if try await client.item(at: path) == nil { try await client.makeCollection(path) }
+            try await adoptFolder(entry, path)
+            return
+        case .keepBoth?:
+            try await renameFolder(entry, path, to: freeName(path))
+            return
+        case .merged(let fields)?:
+            if case .string(let name)? = fields["name"], !name.isEmpty, !name.contains("/") {
+                try await renameFolder(entry, path, to: WebDAVPath.join(WebDAVPath.parent(of: path), name))
+            } else {
+                try await renameFolder(entry, path, to: freeName(path))
+            }
+            return
+        case .takeTheirs?:
+            if dependents.isEmpty {
+                try? FileManager.default.removeItem(atPath: local.absolute(path))
+                try await transaction { tx in try await tx.journal.remove(entry.key) }
+            } else {
+                report.notices.append(FileNotice(path: path, message: "the folder creation cannot be cancelled: items inside wait for it", kept: true))
+            }
+            return
+        case nil:
+            break
+        }
+        if let server = try await client.item(at: path) {
+            if server.isDirectory {
+                if dependents.isEmpty {
+                    try await adoptFolder(entry, path)
+                } else if try await ask(entry, .init(kind: .folderExists, path: path, localTime: entry.recordedAt, serverTime: server.modified, choices: [
+                    "mine": "add the items to the folder on the server", "both": "create the folder under another name",
+                    "name=NEW": "create the folder as NEW",
+                ])) == .keepMine {
+                    try await adoptFolder(entry, path)
+                }
+            } else {
+                if try await ask(entry, .init(kind: .fileExistsForFolder, path: path, localTime: entry.recordedAt, serverTime: server.modified, serverSize: server.size, choices: [
+                    "name=NEW": "create the folder as NEW", "both": "create the folder under a free name",
+                ]), remote: Self.serverRecord(server)) != nil {
+                    try await renameFolder(entry, path, to: freeName(path))
+                }
+            }
+            return
+        }
+        do {
+            try await client.makeCollection(path)
+        } catch let error as WebDAVError where error.kind == .notAllowed || error.kind == .parentMissing {
+            var choices = ["name=NEW": "create the folder as NEW", "mine": "try again"]
+            if dependents.isEmpty { choices["theirs"] = "cancel the folder creation" }
+            if try await ask(entry, .init(kind: .folderNotCreated, path: path, localTime: entry.recordedAt, serverTime: nil, choices: choices)) != nil {
+                if error.kind == .parentMissing { try await makeParents(path) }
+                try await client.makeCollection(path)
+            } else {
+                return
+            }
+        }
+        report.createdFolders.append(path)
+        try await adoptFolder(entry, path)
+    }
+
+    func adoptFolder(_ entry: JournalEntry, _ path: String) async throws {
+        try await settle(entry, path: path, local: local.item(path))
+    }
+
+    func freeName(_ path: String) async throws -> String {
+        var counter = 2
+        while true {
+            let candidate = "\(path) (\(counter))"
+            if local.item(candidate) == nil, try await client.item(at: candidate) == nil { return candidate }
+            counter += 1
+        }
+    }
+
+    /// Creates the folder under `newPath` instead: the local folder moves, and the pending entries inside follow it.
+    func renameFolder(_ entry: JournalEntry, _ path: String, to newPath: String) async throws {
+        try local.move(path, to: newPath)
+        try await transaction { tx in
+            for pending in try await tx.journal.entries(in: [FolderSync.collection]) where FolderSync.isInside(pending.key.id.rawValue, path) {
+                try await tx.journal.remove(pending.key)
+                let movedPath = newPath + pending.key.id.rawValue.dropFirst(path.count)
+                var record = pending.local
+                record.id = RecordID(movedPath)
+                try await tx.journal.recordLocalChange(pending.action == .delete ? .delete : .add, local: record, at: pending.recordedAt, basedOn: nil)
+            }
+        }
+    }
+
+    // MARK: The server's changes
+
+    /// Every item under the server's folder `path`, listed folder by folder (depth 1).
+    func listTree(_ path: String) async throws -> [WebDAVItem] {
+        var items: [WebDAVItem] = []
+        var folders = [path]
+        while let folder = folders.popLast() {
+            let listed: [WebDAVItem]
+            do {
+                listed = try await client.contents(of: folder)
+            } catch let error as WebDAVError where error.kind == .notFound && folder != path {
+                continue
+            }
+            for item in listed {
+                if item.path == folder {
+                    if folder == path { items.append(item) }
+                    continue
+                }
+                items.append(item)
+                if item.isDirectory { folders.append(item.path) }
+            }
+        }
+        return items
+    }
+
+    /// Mirrors the server's folder: new and changed items are downloaded, items the server
+    /// deleted are removed locally; items with pending entries are left alone.
+    mutating func fetchRemote() async throws {
+        let server = try await listTree("").filter { !$0.path.isEmpty }
+        let (cached, entries) = try await transaction { tx in
+            (try await Cache(tx).all(), try await tx.journal.entries(in: [FolderSync.collection]))
+        }
+        var busy = Set<String>()
+        for entry in entries {
+            busy.insert(entry.key.id.rawValue)
+            if case .string(let from)? = entry.local.fields["from"] { busy.insert(from) }
+        }
+        func isBusy(_ path: String) -> Bool {
+            busy.contains { FolderSync.isInside(path, $0) || FolderSync.isInside($0, path) }
+        }
+        let onServer = Set(server.map(\.path))
+        for item in server.sorted(by: { $0.path < $1.path }) where !isBusy(item.path) && !item.path.hasSuffix(LocalFolder.partSuffix) {
+            let known = cached[item.path]
+            if item.isDirectory {
+                if known == nil || local.item(item.path) == nil {
+                    try? local.makeDirectory(item.path)
+                    let localItem = local.item(item.path)
+                    try await transaction { tx in try await Cache(tx).put(CachedItem(item, local: localItem)) }
+                }
+                continue
+            }
+            let present = local.item(item.path)
+            if let known, known.etag == item.etag, let present, known.sameLocal(present) { continue }
+            if let known, known.etag == item.etag, present == nil { continue }  // deleted here since the scan: next sync
+            if let present, !present.isDirectory, let known, !known.sameLocal(present) {
+                // A modified local copy: the next scan records it, and the upload asks.
+                continue
+            }
+            if let present, present.isDirectory { continue }
+            if present != nil && known == nil { continue }  // made here since the scan: next sync
+            do {
+                try await download(item)
+            } catch let error as WebDAVError {
+                // Disk full or a server error: inform; the next sync tries again.
+                report.notices.append(FileNotice(path: item.path, message: "download failed: " + error.description, kept: false))
+            }
+        }
+        // Items the server no longer has.
+        for (path, known) in cached.sorted(by: { $0.key > $1.key }) where !onServer.contains(path) && !isBusy(path) {
+            if let present = local.item(path) {
+                if !known.isDirectory && !known.sameLocal(present) { continue }  // changed here: the scan asks
+                if known.isDirectory {
+                    let names = (try? FileManager.default.contentsOfDirectory(atPath: local.absolute(path))) ?? []
+                    if !names.isEmpty { continue }
+                }
+                local.remove(path)
+                report.deletedLocally.append(path)
+            }
+            try await transaction { tx in try await Cache(tx).remove(path) }
+        }
+    }
+
+    /// Downloads `item` to a part file next to its place and renames it in.
+    mutating func download(_ item: WebDAVItem) async throws {
+        let part = local.partFile(for: item.path)
+        try local.makeDirectory(WebDAVPath.parent(of: item.path))
+        let etag: String?
+        do {
+            etag = try await client.download(item.path, to: part)
+            try local.install(part, at: item.path)
+        } catch {
+            unlink(part)
+            throw error
+        }
+        let present = local.item(item.path)
+        var cached = CachedItem(item, local: present)
+        if let etag { cached.etag = etag }
+        cached.size = present?.size ?? cached.size
+        let settled = cached
+        try await transaction { tx in try await Cache(tx).put(settled) }
+        report.downloaded.append(item.path)
+        moved(present?.size ?? 0, item.path)
+    }
+
+    mutating func moved(_ bytes: Int64, _ path: String) {
+        files += 1
+        report.bytes += bytes
+        sync.progress?(FileSyncProgress(files: files, bytes: report.bytes, current: path))
+    }
+}

@@ -1,0 +1,143 @@
+import Foundation
+
+/// A WebDAV client: `PROPFIND`, `GET`, `PUT`, `DELETE`, `MOVE` and `MKCOL`
+/// with ETag preconditions, file bodies streamed from and to disk.
+///
+/// ```swift
+/// let client = WebDAVClient(transport: WebDAVHTTPTransport(baseURL: url, username: "ada", password: secret))
+/// let etag = try await client.upload(from: "/home/ada/notes.txt", to: "notes.txt", precondition: .absent)
+/// try await client.download("notes.txt", to: "/tmp/notes.txt")
+/// ```
+///
+/// Every method throws ``WebDAVError`` for a status it does not expect
+/// (``WebDAVError/init(status:method:path:detail:)`` maps it).
+public struct WebDAVClient: Sendable {
+    /// What the server must hold for a write to go ahead.
+    public enum Precondition: Sendable, Hashable {
+        /// Anything (no precondition header).
+        case none
+        /// No item at the path (`If-None-Match: *`).
+        case absent
+        /// The item with this ETag (`If-Match`).
+        case etag(String)
+    }
+
+    /// The transport requests go through.
+    public let transport: any WebDAVTransport
+
+    /// Makes a client.
+    public init(transport: any WebDAVTransport) {
+        self.transport = transport
+    }
+
+    /// The path part of the base URL, e.g. `/dav/`.
+    var basePath: String {
+        var path = transport.baseURL.path
+        if path.isEmpty { path = "/" }
+        if !path.hasSuffix("/") { path += "/" }
+        return path
+    }
+
+    private static let propfindBody = Array(
+        """
+        <?xml version="1.0" encoding="utf-8"?>
+        <d:propfind xmlns:d="DAV:" xmlns:oc="http://owncloud.org/ns"><d:prop>\
+        <d:resourcetype/><d:getetag/><d:getlastmodified/><d:getcontentlength/><oc:fileid/>\
+        </d:prop></d:propfind>
+        """.utf8)
+
+    /// The item at `path` (depth 0), or `nil` when there is none.
+    /// - Throws: ``WebDAVError``.
+    public func item(at path: String) async throws -> WebDAVItem? {
+        do {
+            return try await propfind(path, depth: 0).first { $0.path == path }
+        } catch let error as WebDAVError where error.kind == .notFound || error.kind == .parentMissing {
+            return nil
+        }
+    }
+
+    /// The items in the folder `path` (depth 1), the folder itself first.
+    /// - Throws: ``WebDAVError`` (``WebDAVError/Kind/notFound`` when there is no such folder).
+    public func contents(of path: String) async throws -> [WebDAVItem] {
+        try await propfind(path, depth: 1)
+    }
+
+    /// `PROPFIND` with `Depth: 0` or `1`.
+    /// - Throws: ``WebDAVError``.
+    public func propfind(_ path: String, depth: Int) async throws -> [WebDAVItem] {
+        let request = WebDAVRequest(
+            method: "PROPFIND", path: path,
+            headers: ["Depth": depth == 0 ? "0" : "1", "Content-Type": "application/xml; charset=utf-8"],
+            body: .bytes(Self.propfindBody), destination: .memory(limit: MultistatusParser.maxBytes))
+        let response = try await transport.send(request)
+        guard response.status == 207 else { throw error(response, request) }
+        var items = try MultistatusParser.items(in: response.body, basePath: basePath)
+        if let index = items.firstIndex(where: { $0.path == path }), index != 0 { items.insert(items.remove(at: index), at: 0) }
+        return items
+    }
+
+    /// Downloads the file at `path` to `file` (made or replaced, synced to disk).
+    /// - Returns: the ETag of the version downloaded, when the server sent one.
+    /// - Throws: ``WebDAVError`` (``WebDAVError/Kind/deviceFull`` when the device's disk is full).
+    @discardableResult
+    public func download(_ path: String, to file: String) async throws -> String? {
+        let request = WebDAVRequest(method: "GET", path: path, destination: .file(path: file))
+        let response = try await transport.send(request)
+        guard response.status == 200 else { throw error(response, request) }
+        return response.headers["etag"]
+    }
+
+    /// Uploads `file` to `path`, if the server holds what `precondition` says.
+    /// - Returns: the new version's ETag, when the server sent one.
+    /// - Throws: ``WebDAVError`` (``WebDAVError/Kind/changedOnServer`` when the precondition fails,
+    ///   ``WebDAVError/Kind/parentMissing`` when the folder is gone).
+    @discardableResult
+    public func upload(from file: String, to path: String, precondition: Precondition) async throws -> String? {
+        let request = WebDAVRequest(method: "PUT", path: path, headers: headers(for: precondition), body: .file(path: file))
+        let response = try await transport.send(request)
+        guard (200..<300).contains(response.status) else { throw error(response, request) }
+        return response.headers["etag"]
+    }
+
+    /// Deletes the item at `path`, if the server holds what `precondition` says.
+    /// - Throws: ``WebDAVError``.
+    public func delete(_ path: String, precondition: Precondition = .none) async throws {
+        let request = WebDAVRequest(method: "DELETE", path: path, headers: headers(for: precondition))
+        let response = try await transport.send(request)
+        guard (200..<300).contains(response.status) else { throw error(response, request) }
+    }
+
+    /// Moves the item at `source` to `destination` (never over an existing item).
+    /// - Throws: ``WebDAVError`` (412 when something is at `destination` or `precondition` fails).
+    public func move(_ source: String, to destination: String, precondition: Precondition = .none) async throws {
+        var headers = headers(for: precondition)
+        headers["Destination"] = (transport.baseURL.path.hasSuffix("/") ? transport.baseURL.path : transport.baseURL.path + "/")
+            .split(separator: "/").map(String.init).map(WebDAVPath.escape).reduce("") { $0 + "/" + $1 } + "/"
+            + WebDAVPath.escape(destination)
+        headers["Overwrite"] = "F"
+        let request = WebDAVRequest(method: "MOVE", path: source, headers: headers)
+        let response = try await transport.send(request)
+        guard (200..<300).contains(response.status) else { throw error(response, request) }
+    }
+
+    /// Makes the folder `path`.
+    /// - Throws: ``WebDAVError`` (``WebDAVError/Kind/notAllowed`` when something is already there,
+    ///   ``WebDAVError/Kind/parentMissing`` when its folder is gone).
+    public func makeCollection(_ path: String) async throws {
+        let request = WebDAVRequest(method: "MKCOL", path: path)
+        let response = try await transport.send(request)
+        guard response.status == 201 else { throw error(response, request) }
+    }
+
+    private func headers(for precondition: Precondition) -> [String: String] {
+        switch precondition {
+        case .none: [:]
+        case .absent: ["If-None-Match": "*"]
+        case .etag(let etag): ["If-Match": etag]
+        }
+    }
+
+    private func error(_ response: WebDAVResponse, _ request: WebDAVRequest) -> WebDAVError {
+        WebDAVError(status: response.status, method: request.method, path: request.path)
+    }
+}

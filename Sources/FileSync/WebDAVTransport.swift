@@ -1,0 +1,309 @@
+public import AsyncHTTPClient
+public import Foundation
+import Glibc
+import NIOCore
+import NIOHTTP1
+
+/// What a WebDAV request sends as its body.
+public enum WebDAVRequestBody: Sendable, Hashable {
+    /// No body.
+    case empty
+    /// These bytes (a small XML request body).
+    case bytes([UInt8])
+    /// The file at this path, streamed from disk in chunks: memory stays bounded whatever its size.
+    case file(path: String)
+}
+
+/// Where a WebDAV response's body goes.
+public enum WebDAVResponseDestination: Sendable, Hashable {
+    /// Into ``WebDAVResponse/body``, up to this many bytes (a larger answer fails).
+    case memory(limit: Int)
+    /// Into the file at this path (made or truncated, synced to disk) when the status is 2xx,
+    /// streamed in chunks; any other answer's body goes to memory.
+    case file(path: String)
+}
+
+/// One WebDAV request: method, path under the server's base URL, headers, body.
+public struct WebDAVRequest: Sendable, Hashable {
+    /// The method: `PROPFIND`, `GET`, `PUT`, `DELETE`, `MOVE`, `MKCOL`.
+    public var method: String
+    /// The item's path under the base URL, unescaped, `/`-separated, without a leading `/`
+    /// (`""` is the base folder itself).
+    public var path: String
+    /// Extra headers (`Depth`, `If-Match`, `Destination`, …).
+    public var headers: [String: String]
+    /// The body.
+    public var body: WebDAVRequestBody
+    /// Where the answer's body goes.
+    public var destination: WebDAVResponseDestination
+
+    /// Makes a request.
+    public init(
+        method: String, path: String, headers: [String: String] = [:], body: WebDAVRequestBody = .empty,
+        destination: WebDAVResponseDestination = .memory(limit: 1 << 20)
+    ) {
+        self.method = method
+        self.path = path
+        self.headers = headers
+        self.body = body
+        self.destination = destination
+    }
+}
+
+/// A WebDAV server's answer.
+public struct WebDAVResponse: Sendable, Hashable {
+    /// The HTTP status.
+    public var status: Int
+    /// The headers, names in lower case.
+    public var headers: [String: String]
+    /// The body, when it went to memory.
+    public var body: [UInt8]
+
+    /// Makes a response.
+    public init(status: Int, headers: [String: String] = [:], body: [UInt8] = []) {
+        self.status = status
+        self.headers = headers
+        self.body = body
+    }
+}
+
+/// Sends WebDAV requests: over HTTP (``WebDAVHTTPTransport``), or through a
+/// wrapper that changes what passes (a test's fault injection).
+public protocol WebDAVTransport: Sendable {
+    /// The server's base URL, which paths are relative to.
+    var baseURL: URL { get }
+    /// Sends `request` and returns the answer, whatever its status.
+    /// - Throws: ``WebDAVError`` when no answer came (no connection, a cut, a time-out) or
+    ///   the answer could not be stored (a full disk on the device).
+    func send(_ request: WebDAVRequest) async throws -> WebDAVResponse
+}
+
+/// Sends WebDAV requests over HTTP/1.1 with AsyncHTTPClient, with HTTP Basic
+/// credentials; file bodies stream from and to disk in 64 KiB chunks.
+///
+/// ```swift
+/// let transport = WebDAVHTTPTransport(
+///     baseURL: URL(string: "https://files.example.com/remote.php/dav/files/ada/")!,
+///     username: "ada", password: secret)
+/// let client = WebDAVClient(transport: transport)
+/// ```
+public struct WebDAVHTTPTransport: WebDAVTransport {
+    /// The server's base URL; it should end with `/`.
+    public let baseURL: URL
+    /// The `Authorization` header sent with every request, if any.
+    let authorization: String?
+    /// How long one request may take.
+    public let timeout: Duration
+    /// The AsyncHTTPClient client requests go through.
+    public let client: HTTPClient
+
+    /// Makes a transport.
+    /// - Parameters:
+    ///   - baseURL: the folder on the server that is synced (`http://host/dav/`).
+    ///   - username: the account's name; `nil` sends no credentials.
+    ///   - password: its password.
+    ///   - timeout: how long one request may take (a 1 GB body needs minutes).
+    ///   - client: the HTTP client; the shared one never needs shutting down.
+    public init(
+        baseURL: URL, username: String? = nil, password: String = "", timeout: Duration = .seconds(3600),
+        client: HTTPClient = .shared
+    ) {
+        self.baseURL = baseURL
+        self.timeout = timeout
+        self.client = client
+        if let username {
+            self.authorization = "Basic " + Data("\(username):\(password)".utf8).base64EncodedString()
+        } else {
+            self.authorization = nil
+        }
+    }
+
+    /// The URL of `path` under ``baseURL``, each segment percent-encoded.
+    public func url(of path: String) -> String {
+        var base = baseURL.absoluteString
+        if !base.hasSuffix("/") { base += "/" }
+        return base + WebDAVPath.escape(path)
+    }
+
+    /// Sends `request`.
+    /// - Throws: ``WebDAVError`` (``WebDAVError/Kind/noAnswer`` or ``WebDAVError/Kind/deviceFull``).
+    public func send(_ request: WebDAVRequest) async throws -> WebDAVResponse {
+        var http = HTTPClientRequest(url: url(of: request.path))
+        http.method = HTTPMethod(rawValue: request.method)
+        if let authorization { http.headers.add(name: "Authorization", value: authorization) }
+        for (name, value) in request.headers { http.headers.add(name: name, value: value) }
+        switch request.body {
+        case .empty:
+            break
+        case .bytes(let bytes):
+            http.body = .bytes(ByteBuffer(bytes: bytes))
+        case .file(let path):
+            let file = try FileChunks(path: path)
+            http.body = .stream(file, length: .known(file.length))
+        }
+        let response: HTTPClientResponse
+        do {
+            response = try await client.execute(http, timeout: .nanoseconds(Int64(timeout.components.seconds) * 1_000_000_000))
+        } catch let error as WebDAVError {
+            throw error
+        } catch {
+            throw WebDAVError(.noAnswer, method: request.method, path: request.path, detail: "\(error)")
+        }
+        var headers: [String: String] = [:]
+        for header in response.headers { headers[header.name.lowercased()] = header.value }
+        let status = Int(response.status.code)
+        do {
+            if case .file(let path) = request.destination, (200..<300).contains(status) {
+                try await FileChunks.write(response.body, to: path)
+                return WebDAVResponse(status: status, headers: headers)
+            }
+            var limit = 1 << 20
+            if case .memory(let given) = request.destination { limit = given }
+            var collected: [UInt8] = []
+            for try await buffer in response.body {
+                guard collected.count + buffer.readableBytes <= limit else {
+                    throw WebDAVError(
+                        .badAnswer, method: request.method, path: request.path, status: status,
+                        detail: "the answer is larger than \(limit) bytes")
+                }
+                collected.append(contentsOf: buffer.readableBytesView)
+            }
+            return WebDAVResponse(status: status, headers: headers, body: collected)
+        } catch let error as WebDAVError {
+            throw error
+        } catch {
+            throw WebDAVError(.noAnswer, method: request.method, path: request.path, status: status, detail: "\(error)")
+        }
+    }
+}
+
+/// Paths of items under the synced folder: `/`-separated, unescaped, no leading `/`.
+public enum WebDAVPath {
+    /// `path` with each segment percent-encoded for a URL.
+    public static func escape(_ path: String) -> String {
+        path.split(separator: "/", omittingEmptySubsequences: false).map { segment in
+            var out = ""
+            for byte in segment.utf8 {
+                let c = Character(Unicode.Scalar(byte))
+                if c.isASCII && (c.isLetter || c.isNumber || "-._~!$&'()*+,;=:@".contains(c)) {
+                    out.append(c)
+                } else {
+                    out += "%" + (byte < 16 ? "0" : "") + String(byte, radix: 16, uppercase: true)
+                }
+            }
+            return out
+        }.joined(separator: "/")
+    }
+
+    /// `text` with `%XX` escapes decoded; `nil` when an escape is malformed or the bytes are not UTF-8.
+    public static func unescape(_ text: String) -> String? {
+        var bytes: [UInt8] = []
+        var iterator = Array(text.utf8).makeIterator()
+        while let byte = iterator.next() {
+            if byte == UInt8(ascii: "%") {
+                guard let high = iterator.next(), let low = iterator.next(),
+                    let value = UInt8(String(decoding: [high, low], as: UTF8.self), radix: 16)
+                else { return nil }
+                bytes.append(value)
+            } else {
+                bytes.append(byte)
+            }
+        }
+        return String(validating: bytes, as: UTF8.self)
+    }
+
+    /// The folder holding `path` (`""` for an item at the top).
+    public static func parent(of path: String) -> String {
+        guard let slash = path.lastIndex(of: "/") else { return "" }
+        return String(path[..<slash])
+    }
+
+    /// The last segment of `path`.
+    public static func name(of path: String) -> String {
+        guard let slash = path.lastIndex(of: "/") else { return path }
+        return String(path[path.index(after: slash)...])
+    }
+
+    /// `name` inside `folder`.
+    public static func join(_ folder: String, _ name: String) -> String { folder.isEmpty ? name : folder + "/" + name }
+}
+
+/// A file read in 64 KiB chunks, as a request body.
+struct FileChunks: AsyncSequence, Sendable {
+    typealias Element = ByteBuffer
+    let path: String
+    let length: Int64
+
+    init(path: String) throws {
+        var info = stat()
+        guard stat(path, &info) == 0 else {
+            throw WebDAVError(.deviceFile, method: "PUT", path: path, detail: "cannot read \(path): \(String(cString: strerror(errno)))")
+        }
+        self.path = path
+        self.length = Int64(info.st_size)
+    }
+
+    func makeAsyncIterator() -> Iterator { Iterator(path: path) }
+
+    final class Iterator: AsyncIteratorProtocol {
+        let path: String
+        var descriptor: Int32 = -1
+        var finished = false
+
+        init(path: String) { self.path = path }
+        deinit { if descriptor >= 0 { close(descriptor) } }
+
+        func next() async throws -> ByteBuffer? {
+            if finished { return nil }
+            if descriptor < 0 {
+                descriptor = open(path, O_RDONLY | O_CLOEXEC)
+                guard descriptor >= 0 else {
+                    throw WebDAVError(.deviceFile, method: "PUT", path: path, detail: "cannot open \(path): \(String(cString: strerror(errno)))")
+                }
+            }
+            var buffer = ByteBufferAllocator().buffer(capacity: 1 << 16)
+            let count = buffer.writeWithUnsafeMutableBytes(minimumWritableBytes: 1 << 16) { raw in
+                read(descriptor, raw.baseAddress, 1 << 16)
+            }
+            if count < 0 {
+                throw WebDAVError(.deviceFile, method: "PUT", path: path, detail: "cannot read \(path): \(String(cString: strerror(errno)))")
+            }
+            if count == 0 {
+                finished = true
+                close(descriptor)
+                descriptor = -1
+                return nil
+            }
+            return buffer
+        }
+    }
+
+    /// Writes `body` to a file at `path` (made or truncated) and syncs it to disk.
+    static func write(_ body: HTTPClientResponse.Body, to path: String) async throws {
+        let descriptor = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644)
+        guard descriptor >= 0 else { throw deviceError(path, errno) }
+        var closed = false
+        defer { if !closed { close(descriptor) } }
+        for try await buffer in body {
+            try buffer.withUnsafeReadableBytes { raw in
+                var offset = 0
+                while offset < raw.count {
+                    let written = Glibc.write(descriptor, raw.baseAddress! + offset, raw.count - offset)
+                    if written < 0 {
+                        if errno == EINTR { continue }
+                        throw deviceError(path, errno)
+                    }
+                    offset += written
+                }
+            }
+        }
+        guard fsync(descriptor) == 0 else { throw deviceError(path, errno) }
+        closed = true
+        guard close(descriptor) == 0 else { throw deviceError(path, errno) }
+    }
+
+    static func deviceError(_ path: String, _ code: Int32) -> WebDAVError {
+        let kind: WebDAVError.Kind = code == ENOSPC || code == EDQUOT ? .deviceFull : .deviceFile
+        return WebDAVError(kind, method: "GET", path: path, detail: "cannot write \(path): \(String(cString: strerror(code)))")
+    }
+}
