@@ -49,7 +49,9 @@ struct OTAMingler: Sendable {
                 if (stored?.position ?? .start) <= sync.anchorPosition { conflicts[uuid] = nil }
             }
         } else {
-            state.generation = "g" + UUID().uuidString.prefix(8).lowercased()
+            // The caller names the new generation (`OTAServerSession.newGeneration(for:)`): the same in every
+            // process that mingles this message.
+            state.generation = sync.generation
             state.requestedMode = nil
             conflicts = [:]
         }

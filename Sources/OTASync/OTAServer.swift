@@ -12,11 +12,14 @@ public import SyncCore
 /// ```
 ///
 /// A session is kept by the `ota-session` cookie the first answer sets, and
-/// lives in this process's memory (``sessionTimeout`` after its last
-/// message). What must outlive a session — id maps, anchors' generations,
-/// the device's info and filters, conflicts waiting for the user — is in the
-/// store, so a session cut anywhere resumes from the device's latest
-/// checkpoint. The header's `userid` must be the authenticated account.
+/// lives in the store (``sessionTimeout`` after its last message), so any
+/// server process on the same store continues it: several processes behind a
+/// load balancer need nothing sticky. A repeated message is answered with the
+/// answer kept for it, whichever process answered it first, and applied once.
+/// What must outlive a session — id maps, anchors' generations, the device's
+/// info and filters, conflicts waiting for the user — is in the store too, so
+/// a session cut anywhere resumes from the device's latest checkpoint. The
+/// header's `userid` must be the authenticated account.
 /// See `docs/ota.md` for the protocol as built.
 public struct OTAServer: SyncService {
     /// Where records and per-device state live.
@@ -42,7 +45,7 @@ public struct OTAServer: SyncService {
     /// The dataclass version the server speaks.
     public let dataclassVersion: String
 
-    private let sessions: OTASessionTable
+    private let sessions: OTASessionLocks
 
     /// Makes a server.
     /// - Parameters:
@@ -68,7 +71,7 @@ public struct OTAServer: SyncService {
         self.maxMessageBytes = max(4_096, maxMessageBytes)
         self.sessionTimeout = sessionTimeout
         self.dataclassVersion = dataclassVersion
-        self.sessions = OTASessionTable()
+        self.sessions = OTASessionLocks()
     }
 
     /// Answers one message.
@@ -111,57 +114,66 @@ public struct OTAServer: SyncService {
         }
 
         let now = clock.now()
-        await sessions.expire(olderThan: now.addingTimeInterval(-sessionTimeout.seconds))
-        let sessionID: String
-        if let existing = request.session, await sessions.contains(existing) {
-            sessionID = existing
-        } else {
-            guard message.header.sequence == 1 else {
+        let expiredBefore = now.addingTimeInterval(-sessionTimeout.seconds)
+        let sessionStore = OTAServerSessionStore(store: store)
+        let newSessionID = UUID().uuidString
+        return try await sessions.withLock(request.session ?? newSessionID) {
+            let stored = try await request.session.asyncMap {
+                try await sessionStore.load($0, account: context.account, expiredBefore: expiredBefore)
+            } ?? nil
+            guard stored != nil || message.header.sequence == 1 else {
                 return try refusal(
-                    OTAResult(.stateError, "unknown or expired session: start a new one with message 1"),
-                    header: message.header)
+                    OTAResult(.stateError, "unknown or expired session: start a new one with message 1"), header: message.header)
             }
-            sessionID = await sessions.create(
-                OTAServerSession(id: UUID().uuidString, account: context.account, deviceID: message.header.deviceid, now: now))
-        }
-
-        return try await sessions.withSession(sessionID) { session in
-            guard session.account == context.account, session.deviceID == message.header.deviceid else {
-                return (session, try refusal(
-                    OTAResult(.notAllowed, "this session belongs to another device", paramName: "deviceid"),
-                    header: message.header))
+            // Message 1 without a session the store knows starts a new one.
+            let session =
+                stored
+                ?? OTAServerSession(id: newSessionID, account: context.account, deviceID: message.header.deviceid, now: now)
+            guard session.deviceID == message.header.deviceid else {
+                return try refusal(
+                    OTAResult(.notAllowed, "this session belongs to another device", paramName: "deviceid"), header: message.header)
             }
             let sequence = message.header.sequence
-            if sequence <= session.lastReceived {
-                if let cached = await sessions.cachedReply(sessionID, sequence) { return (session, cached) }
-                return (session, try refusal(
+            func keptAnswer() async throws -> SyncResponse {
+                if let kept = try await sessionStore.reply(sequence, session: session) { return kept }
+                return try refusal(
                     OTAResult(.badRequest, "message \(sequence) was processed and its answer is no longer kept"),
-                    header: message.header))
+                    header: message.header)
             }
+            if sequence <= session.lastReceived { return try await keptAnswer() }
             guard sequence == session.lastReceived + 1 else {
-                return (session, try refusal(
+                return try refusal(
                     OTAResult(.badRequest, "message sequence gap: expected \(session.lastReceived + 1), got \(sequence)"),
-                    header: message.header))
+                    header: message.header)
             }
-            var next = session
-            next.lastActivity = now
-            var processor = OTAMessageProcessor(server: self, session: next, sizer: sizer)
+            var processor = OTAMessageProcessor(server: self, session: session, sizer: sizer)
             let answer: OTAMessage
             do {
                 answer = try await metrics.timing("message") { try await processor.process(message) }
+            } catch is OTAServerSessionStore.Superseded {
+                return try await keptAnswer()
             } catch let error as OTAMessageError {
-                return (session, try refusal(error.result, header: message.header))
+                return try refusal(error.result, header: message.header)
             } catch let error as StoreError where error.code == .quotaExceeded {
                 // The transaction rolled back: nothing of the message was stored.
-                return (session, try refusal(OTAResult(.limitExceeded, error.message), header: message.header))
+                return try refusal(OTAResult(.limitExceeded, error.message), header: message.header)
             }
-            next = processor.session
+            var next = processor.session
             next.lastReceived = sequence
-            metrics.received(Self.itemCount(in: message))
-            metrics.sent(Self.itemCount(in: answer))
-            let response = try reply(answer, session: sessionID)
-            await sessions.cache(sessionID, sequence, response)
-            return (next, response)
+            next.lastActivity = now
+            next.isFinished = answer.header.isFinal
+            let response = try reply(answer, session: session.id)
+            switch try await sessionStore.commit(
+                next, after: stored, reply: response, sequence: sequence, expiredBefore: expiredBefore)
+            {
+            case .kept:
+                metrics.received(Self.itemCount(in: message))
+                metrics.sent(Self.itemCount(in: answer))
+                return response
+            case .superseded:
+                // Another process answered this message meanwhile: its answer is the one kept.
+                return try await keptAnswer()
+            }
         }
     }
 
@@ -215,52 +227,15 @@ extension Duration {
     }
 }
 
-/// The server's sessions, with one message at a time per session and the
-/// last answers kept for repeated messages.
-actor OTASessionTable {
-    private var sessions: [String: OTAServerSession] = [:]
-    private var replies: [String: [(sequence: Int, response: SyncResponse)]] = [:]
-    /// One message at a time per session.
+/// One message at a time per session in this process; the sessions themselves are in the store
+/// (``OTAServerSessionStore``), where a transaction keeps one answer per message across processes.
+final class OTASessionLocks: Sendable {
     private let locks = KeyedLocks<String>()
 
-    /// How many answers per session are kept for repeated messages.
-    static let keptReplies = 4
-
-    func contains(_ id: String) -> Bool { sessions[id] != nil }
-
-    func create(_ session: OTAServerSession) -> String {
-        sessions[session.id] = session
-        return session.id
-    }
-
-    /// Forgets sessions idle since before `cutoff`. (A message being processed for one of them puts
-    /// its session back when it is done.)
-    func expire(olderThan cutoff: Date) {
-        for (id, session) in sessions where session.lastActivity < cutoff {
-            sessions[id] = nil
-            replies[id] = nil
-        }
-    }
-
-    func cachedReply(_ id: String, _ sequence: Int) -> SyncResponse? {
-        replies[id]?.last(where: { $0.sequence == sequence })?.response
-    }
-
-    func cache(_ id: String, _ sequence: Int, _ response: SyncResponse) {
-        replies[id, default: []].append((sequence, response))
-        if replies[id]!.count > Self.keptReplies { replies[id]!.removeFirst() }
-    }
-
-    /// Runs `body` on the session alone (messages of one session wait for each
-    /// other) and keeps the session it returns.
-    func withSession(
-        _ id: String, _ body: (OTAServerSession) async throws -> (OTAServerSession, SyncResponse)
-    ) async throws -> SyncResponse {
+    /// Runs `body` while no other message of session `id` is processed in this process.
+    func withLock<Result: Sendable>(_ id: String, _ body: () async throws -> Result) async throws -> Result {
         await locks.acquire(id)
         defer { locks.release(id) }
-        guard let session = sessions[id] else { throw SyncServiceError(status: 409, message: "the session ended") }
-        let (next, response) = try await body(session)
-        sessions[id] = next
-        return response
+        return try await body()
     }
 }

@@ -157,7 +157,7 @@ struct OTASyncCommands {
             return OTACommandResponse(answering: command, OTAResult(.stateError, "nothing to cancel", paramName: "uri"))
         }
         sync.phase = .canceled
-        sync.items = []
+        sync.dropItems()
         session.syncs[uri] = sync
         return OTACommandResponse(answering: command, .ok)
     }
@@ -172,8 +172,16 @@ struct OTASyncCommands {
         let ready = session.order.filter { session.syncs[$0]?.phase == .pulled }
         guard !ready.isEmpty, !session.syncs.values.contains(where: \.blocksMingle) else { return false }
         let tally = OTAConflictTally(server.conflictPolicy)
+        var syncs: [DataclassSync] = []
+        for uri in ready {
+            var sync = session.syncs[uri]!
+            // The items of the pull's earlier messages were kept in the store, those of this message here.
+            sync.items = try await OTAServerSessionStore(store: server.store).storedItems(of: sync, session: session) + sync.items
+            sync.generation = sync.mode == .fast ? sync.generation : session.newGeneration(for: uri)
+            syncs.append(sync)
+        }
         let mingler = OTAMingler(
-            syncs: ready.map { session.syncs[$0]! }, peer: session.peer, node: session.node, policy: tally,
+            syncs: syncs, peer: session.peer, node: session.node, policy: tally,
             validation: server.validation, now: server.clock.now())
         let mingled = try await store.transaction { tx in
             tally.restart()
@@ -183,7 +191,7 @@ struct OTASyncCommands {
         for var sync in mingled {
             sync.phase = .pushing
             sync.pushCursor = sync.mode == .fast ? sync.anchorPosition : .start
-            sync.items = []
+            sync.dropItems()
             session.syncs[sync.uri] = sync
         }
         return true
