@@ -68,9 +68,9 @@ public struct FolderSync: Sendable {
 
     // MARK: User actions
 
-    /// Moves or renames `source` to `destination` in the folder and records the move.
+    /// Moves or renames `source` to `destination` in the folder and records the move, made at `time`.
     /// - Throws: ``WebDAVError`` when the local move fails, or ``StoreError``.
-    public func move(_ source: String, to destination: String) async throws {
+    public func move(_ source: String, to destination: String, at time: Date = Date()) async throws {
         try local.move(source, to: destination)
         let item = local.item(destination)
         try await store.transaction(for: account) { tx in
@@ -79,11 +79,11 @@ public struct FolderSync: Sendable {
                 // Not on the server yet: the pending add moves with the item.
                 try await tx.journal.remove(Self.key(source))
                 try await tx.journal.recordLocalChange(
-                    .add, local: Self.localRecord(destination, item, from: nil), at: Date(), basedOn: nil)
+                    .add, local: Self.localRecord(destination, item, from: nil), at: time, basedOn: nil)
                 return
             }
             try await tx.journal.recordLocalChange(
-                .move, local: Self.localRecord(destination, item, from: source), at: Date(), basedOn: cached?.version)
+                .move, local: Self.localRecord(destination, item, from: source), at: time, basedOn: cached?.version)
         }
     }
 

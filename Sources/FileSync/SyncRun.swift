@@ -359,7 +359,9 @@ struct SyncRun {
             }
             try await tx.journal.remove(entry.key)
         }
-        if let fresh = try await client.item(at: path) {
+        // When the server's item changed since the ArchCopy, the cache keeps the old ETag: the listing
+        // that follows sees the change and downloads it over the unmodified local copy.
+        if server.etag == entry.archCopy?.etag, let fresh = try await client.item(at: path) {
             try await transaction { tx in
                 let cache = Cache(tx)
                 if var cached = try await cache.item(path) {

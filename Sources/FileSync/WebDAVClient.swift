@@ -111,9 +111,9 @@ public struct WebDAVClient: Sendable {
     /// - Throws: ``WebDAVError`` (412 when something is at `destination` or `precondition` fails).
     public func move(_ source: String, to destination: String, precondition: Precondition = .none) async throws {
         var headers = headers(for: precondition)
-        headers["Destination"] = (transport.baseURL.path.hasSuffix("/") ? transport.baseURL.path : transport.baseURL.path + "/")
-            .split(separator: "/").map(String.init).map(WebDAVPath.escape).reduce("") { $0 + "/" + $1 } + "/"
-            + WebDAVPath.escape(destination)
+        var base = transport.baseURL.absoluteString
+        if !base.hasSuffix("/") { base += "/" }
+        headers["Destination"] = base + WebDAVPath.escape(destination)
         headers["Overwrite"] = "F"
         let request = WebDAVRequest(method: "MOVE", path: source, headers: headers)
         let response = try await transport.send(request)
