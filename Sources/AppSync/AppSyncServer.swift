@@ -151,7 +151,7 @@ public struct AppSyncServer: SyncService {
             "statuscode": outcome.rejected.isEmpty ? "OK" : "NOK",
             "servercounter": .integer(Int64(clamping: latest.rawValue)),
         ]
-        if let before = try await positionBefore(outcome.applied, account: account, latest: latest) {
+        if let before = try await store.position(before: outcome.applied, upTo: latest, for: account) {
             result["servercounter_before"] = .integer(Int64(clamping: before.rawValue))
         }
         if !outcome.rejected.isEmpty {
@@ -161,21 +161,6 @@ public struct AppSyncServer: SyncService {
                 })
         }
         return try .encoded(["result": .dictionary(result)], with: codec)
-    }
-
-    /// The position right before the applied objects, when they hold exactly the positions after it and nothing followed.
-    private func positionBefore(_ applied: [RecordKey], account: AccountID, latest: ChangePosition) async throws
-        -> ChangePosition?
-    {
-        guard !applied.isEmpty else { return latest }
-        let positions = try await store.transaction(for: account) { tx in
-            try await tx.records(at: applied).values.map(\.position.rawValue).sorted()
-        }
-        guard positions.count == applied.count, let first = positions.first, let last = positions.last,
-            last - first == UInt64(positions.count - 1), Set(positions).count == positions.count,
-            last == latest.rawValue, first > 0
-        else { return nil }
-        return ChangePosition(first - 1)
     }
 
     /// The status of a rejection for a primary key another object holds: a conflict, the client keeps its change.

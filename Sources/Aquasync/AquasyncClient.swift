@@ -412,6 +412,12 @@ public actor AquasyncClient {
             let answer = try await endpoint.send(request, idempotent: true, as: SyncValue.self)
             let refusals = DeltaPack.refusals(in: answer)
             let refused: [RecordKey: String] = try await store.transaction(for: account) { tx in
+                // Nothing but this pack was written since this device's latestUST: it moves past the pack.
+                if case .integer(let before)? = answer["ustBefore"], case .integer(let latest)? = answer["latestUST"],
+                    try await tx.metadata(AquasyncLocalRecords.latestUSTKey) ?? 0 == before
+                {
+                    try await tx.setMetadata(latest, AquasyncLocalRecords.latestUSTKey)
+                }
                 var refused: [RecordKey: String] = [:]
                 try await tx.journal.prefetch(chunk.map(\.key))
                 for change in chunk {

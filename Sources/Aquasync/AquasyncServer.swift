@@ -29,6 +29,11 @@ public import SyncCore
 ///   under `refused` in the 200 answer (``DeltaPack/Refusal``) — and not
 ///   stored, while the rest of its pack goes through. A pack sent again gets
 ///   the same refusals.
+/// - When a pack's deltas were stored as sent (none met a conflict) and are
+///   the account's newest changes, one after another, the answer carries `ustBefore` (the UST right before them)
+///   and `latestUST` (the last of them): a device whose `latestUST` is
+///   `ustBefore` moves it to `latestUST`, so its next pull does not read its
+///   own writes back (as appSync's `servercounter_before`).
 /// - Every account has its own data: the account comes from the transport's
 ///   authenticator, never from the pack.
 public struct AquasyncServer: SyncService {
@@ -168,19 +173,23 @@ public struct AquasyncServer: SyncService {
                 status: 413, message: "a DeltaPack may carry at most \(maxDeltasPerPack) deltas; this one has \(pack.count)")
         }
         let packKey = "pack/" + (pack.id ?? "")
-        let outcome: (refused: [DeltaPack.Refusal], conflicts: Int?) = try await store.transaction(for: account) { tx in
+        let outcome: (refused: [DeltaPack.Refusal], conflicts: Int?, applied: [RecordKey]) = try await store.transaction(
+            for: account
+        ) { tx in
             if let ledger = try await tx.metadata(packKey, for: Self.packLedger) {
-                return (Self.refusals(inLedger: ledger), nil)
+                return (Self.refusals(inLedger: ledger), nil, [])
             }
             var refused: [DeltaPack.Refusal] = []
+            var applied: [RecordKey] = []
             var conflicts = 0
             try await tx.prefetch(pack.models.flatMap { model, deltas in deltas.map { StoredDelta.key(model, $0.gid) } })
             for (model, deltas) in pack.models {
                 for delta in deltas {
                     if let reason = validation.refusal(for: StoredDelta.neutral(delta, model: model)) {
                         refused.append(DeltaPack.Refusal(model: model, gid: delta.gid, reason: reason))
-                    } else if try await apply(delta, model: model, in: tx) {
-                        conflicts += 1
+                    } else {
+                        if try await apply(delta, model: model, in: tx) { conflicts += 1 }
+                        applied.append(StoredDelta.key(model, delta.gid))
                     }
                 }
             }
@@ -189,14 +198,24 @@ public struct AquasyncServer: SyncService {
                 ? .integer(Int64(pack.count))
                 : ["count": .integer(Int64(pack.count)), "refused": .array(refused.map(\.value))]
             try await tx.setMetadata(ledger, packKey, for: Self.packLedger)
-            return (refused, conflicts)
+            return (refused, conflicts, applied)
         }
         if let conflicts = outcome.conflicts {  // nil: a pack sent again, applied before
             metrics.received(pack.count - outcome.refused.count)
             metrics.conflicts(conflicts)
         }
-        if outcome.refused.isEmpty { return try .encoded(["id": "success"], with: output) }
-        return try .encoded(["id": "success", "refused": .array(outcome.refused.map(\.value))], with: output)
+        var answer: [String: SyncValue] = ["id": "success"]
+        if !outcome.refused.isEmpty { answer["refused"] = .array(outcome.refused.map(\.value)) }
+        // When the pack's deltas were stored as sent (no conflict made the server write a version of its own,
+        // which the device must pull) and are the account's newest changes, the device may move past them.
+        if outcome.conflicts == 0 {
+            let latest = try await store.latestPosition(for: account)
+            if let before = try await store.position(before: outcome.applied, upTo: latest, for: account) {
+                answer["ustBefore"] = .integer(Int64(clamping: before.rawValue))
+                answer["latestUST"] = .integer(Int64(clamping: latest.rawValue))
+            }
+        }
+        return try .encoded(.dictionary(answer), with: output)
     }
 
     /// The refusals remembered with an applied pack (a ledger entry of an

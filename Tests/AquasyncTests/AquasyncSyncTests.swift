@@ -168,6 +168,35 @@ struct AquasyncSyncTests {
         }
     }
 
+    @Test(
+        "a push moves latestUST past the device's own writes when nothing came between, and not when another device wrote",
+        arguments: TransportRoute.allCases)
+    func latestUSTMovesPastOwnPush(route: TransportRoute) async throws {
+        let harness = AquasyncHarness()
+        try await harness.withTransport(route) { transport in
+            let phone = harness.client(.json, through: transport)
+            let laptop = harness.client(.json, through: transport)
+            for name in ["Ada", "Alan", "Grace"] { try await phone.save("Contact", fields: ["name": .string(name)]) }
+            try await phone.sync()
+            #expect(try await phone.latestUST() == 3, "the phone's three records are the server's newest")
+
+            // The laptop pulls the three, then pushes its own right after them.
+            let linus = try await laptop.save("Contact", fields: ["name": "Linus"])
+            try await laptop.sync()
+            #expect(try await laptop.latestUST() == 4)
+
+            // The laptop's write came between the phone's pull and its next push: the phone stays, and its next
+            // pull brings the laptop's record.
+            try await phone.save("Contact", fields: ["name": "Barbara"])
+            try await phone.pushSync()
+            #expect(try await phone.latestUST() == 3)
+            let pulled = try await phone.pullSync()
+            #expect(pulled.pulled == 1)
+            #expect(try await phone.object("Contact", gid: linus)?.fields["name"] == "Linus")
+            #expect(try await phone.latestUST() == 5)
+        }
+    }
+
     @Test("a pack sent twice is applied once", arguments: TransportRoute.allCases)
     func repeatedPackAppliedOnce(route: TransportRoute) async throws {
         let harness = AquasyncHarness()

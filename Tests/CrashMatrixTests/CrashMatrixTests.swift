@@ -28,13 +28,10 @@ struct CrashMatrixTests {
     static let kills = 50
 
     /// The edits in the sync the kill moments are measured against, and in each batch the device makes
-    /// before the first kill and whenever a sync completes. 100 by default, which keeps the six tests
-    /// to a minute or two on two cores with a debug build (a debug build writes and syncs a few hundred
-    /// edits a second, and a server test writes a batch for nearly every sync, since the device's sync
-    /// retries until it completes); `ANCHORAGE_CRASH_EDITS=1000` runs the matrix on syncs of 1,000
-    /// edits, in several minutes.
+    /// before the first kill and whenever a sync completes: 1,000 (`ANCHORAGE_CRASH_EDITS=N` picks
+    /// another size, for a quicker run while working on a stack).
     static let batchSize: Int = {
-        ProcessInfo.processInfo.environment["ANCHORAGE_CRASH_EDITS"].flatMap(Int.init).map { max(1, $0) } ?? 100
+        ProcessInfo.processInfo.environment["ANCHORAGE_CRASH_EDITS"].flatMap(Int.init).map { max(1, $0) } ?? 1_000
     }()
 
     /// The run's seed: `ANCHORAGE_CRASH_SEED` replays one, otherwise each run draws a new one. Every
