@@ -15,7 +15,7 @@ public import SyncCore
 ///
 /// The request's path (with its query) is appended to ``baseURL``; its
 /// content type, accept list, credentials (`Authorization`), session (the
-/// `ota-session` cookie) and user agent become headers — the user agent is
+/// `ota-session` cookie), device (`X-Device-Token`) and user agent become headers — the user agent is
 /// ``AnchorageVersion/userAgent`` unless the request names one. Any HTTP status
 /// comes back as a ``SyncResponse``; only a failure to get one — no connection,
 /// a timeout, an answer larger than ``Configuration/maxResponseBytes``, a TLS
@@ -216,6 +216,7 @@ public struct HTTPClientTransport: SyncClientTransport {
             httpRequest.headers.add(name: "Cookie", value: SessionCookie.cookieValue(for: session))
         }
         httpRequest.headers.add(name: "User-Agent", value: request.userAgent ?? AnchorageVersion.userAgent)
+        if let device = request.device { httpRequest.headers.add(name: "X-Device-Token", value: device) }
         if !request.body.isEmpty || request.method == .post || request.method == .put {
             httpRequest.body = .bytes(ByteBuffer(bytes: request.body))
         }

@@ -111,10 +111,14 @@ extension HTTPSyncServer {
     }
 
     /// Hummingbird's server: HTTP/1.1, inside TLS when ``Configuration/tls`` is set.
-    public var server: HTTPServerBuilder {
-        guard let tls = serverConfiguration.tls else { return .http1() }
+    public var server: HTTPServerBuilder { wrappingTLS(.http1()) }
+
+    /// `http` (an HTTP/1.1 server, one that upgrades to WebSocket say) inside TLS when
+    /// ``Configuration/tls`` is set, as it is otherwise.
+    public func wrappingTLS(_ http: HTTPServerBuilder) -> HTTPServerBuilder {
+        guard let tls = serverConfiguration.tls else { return http }
         do {
-            return try .tls(.http1(), tlsConfiguration: try tls.makeTLSConfiguration())
+            return try .tls(http, tlsConfiguration: try tls.makeTLSConfiguration())
         } catch {
             // Not reached: `TLS` checked its PEM when it was made. Should it happen, running fails before listening.
             return HTTPServerBuilder { _ in throw error }

@@ -11,7 +11,7 @@ public import SyncCore
 /// (``AuthorizationHeader``), asks the ``SyncAuthenticator`` for the account
 /// (401 with `WWW-Authenticate: Basic realm="anchorage"` when there is none),
 /// turns the rest into a ``SyncRequest`` — method, path with query,
-/// `Content-Type`, `Accept`, `User-Agent`, and the `ota-session` cookie
+/// `Content-Type`, `Accept`, `User-Agent`, `X-Device-Token`, and the `ota-session` cookie
 /// (``SessionCookie``) — and writes the service's ``SyncResponse`` back.
 /// It logs one line per request: method, path (without the query, which may
 /// hold tokens), status, account and ``RequestID``.
@@ -194,6 +194,7 @@ public struct SyncServiceResponder<Context>: HTTPResponder {
             credentials: AuthorizationHeader.credentials(from: headers[.authorization]),
             session: SessionCookie.session(fromCookieHeaders: headers[values: .cookie]),
             userAgent: headers[.userAgent],
+            device: HTTPFields.Element.Name("X-Device-Token").flatMap { headers[$0] },
             body: body)
     }
 

@@ -1,24 +1,28 @@
+import Foundation
 import Logging
 import PostgresNIO
 public import SyncCore
 import Synchronization
 
-extension PostgresStore {
-    /// The accounts whose records change from now on, in any process that
-    /// writes to this database and schema's notification channel.
+extension PostgresStore: ChangeNotifyingStore {
+    /// The commits that write records from now on, in any process that
+    /// writes to this database and schema's notification channel: the
+    /// account, the collections written and the writing device
+    /// (``SyncCore/StoreChange/writer``).
     ///
     /// ```swift
-    /// for await account in try await store.changeNotifications() {
-    ///     await pushHub.accountChanged(account)   // then read store.changes(for: account, after: …)
+    /// for await change in try await store.changeNotifications() {
+    ///     await pushServer.announce(change)   // notify the devices monitoring change.collections
     /// }
     /// ```
     ///
     /// Returns once the store listens (`LISTEN` on
     /// ``Configuration/notificationChannel``), so every commit that writes
-    /// records after this returns is announced. A notification says only
-    /// *that* an account changed; read ``changes(for:after:in:limit:)`` to learn
-    /// what. Several commits close together may be announced once each or
-    /// merged (PostgreSQL folds identical notifications of one transaction).
+    /// records after this returns is announced. Read
+    /// ``changes(for:after:in:limit:)`` to learn what changed. Identical
+    /// notifications of one transaction are folded by PostgreSQL. A commit
+    /// that writes so many collections that their names do not fit in a
+    /// notification (8,000 bytes) is announced with `collections` `nil`.
     ///
     /// The stream holds one pooled connection while it is iterated. It
     /// finishes when that connection fails (for example when the database
@@ -27,8 +31,8 @@ extension PostgresStore {
     /// last position handled. Stop listening by ending the iteration (or
     /// cancelling its task).
     /// - Throws: ``SyncCore/StoreError/Code/unavailable`` when the store cannot start listening.
-    public func changeNotifications() async throws -> AsyncStream<AccountID> {
-        let (stream, continuation) = AsyncStream<AccountID>.makeStream(bufferingPolicy: .bufferingNewest(4_096))
+    public func changeNotifications() async throws -> AsyncStream<StoreChange> {
+        let (stream, continuation) = AsyncStream<StoreChange>.makeStream(bufferingPolicy: .bufferingNewest(4_096))
         let (client, channel, logger) = (self.client, configuration.notificationChannel, configuration.logger)
         let started = ListeningSignal()
         let listener = Task {
@@ -37,7 +41,7 @@ extension PostgresStore {
                     try await connection.listen(on: channel) { notifications in
                         started.succeed()
                         for try await notification in notifications {
-                            continuation.yield(AccountID(notification.payload))
+                            continuation.yield(StoreQueries.change(fromNotification: notification.payload))
                         }
                     }
                 }
@@ -63,6 +67,47 @@ extension PostgresStore {
             throw StoreError.wrapping(error, while: "listening on channel \(channel)")
         }
         return stream
+    }
+}
+
+extension StoreQueries {
+    /// The wire form of a ``SyncCore/StoreChange`` in a notification's payload.
+    private struct NotificationPayload: Codable {
+        var account: String
+        var collections: [String]?
+        var device: String?
+    }
+
+    /// PostgreSQL refuses payloads of 8,000 bytes or more.
+    private static let maxPayloadBytes = 7_900
+
+    /// The payload announcing a commit of `account` that writes the records of `writes`:
+    /// JSON `{"account", "collections", "device"}`, without the collections when they do not fit.
+    static func notificationPayload(for account: AccountID, _ writes: PendingWrites) -> String {
+        let change = StoreChange.committing(writes.puts, of: account)
+        var payload = NotificationPayload(
+            account: account.rawValue, collections: change?.collections.map { $0.map(\.rawValue).sorted() },
+            device: change?.device)
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = .sortedKeys
+        if let data = try? encoder.encode(payload), data.count <= maxPayloadBytes {
+            return String(decoding: data, as: UTF8.self)
+        }
+        payload.collections = nil
+        if let data = try? encoder.encode(payload), data.count <= maxPayloadBytes {
+            return String(decoding: data, as: UTF8.self)
+        }
+        return account.rawValue
+    }
+
+    /// The change a notification's payload announces; a payload that is not
+    /// the JSON form (a bare account name, as older versions send) changed every collection.
+    static func change(fromNotification payload: String) -> StoreChange {
+        if payload.hasPrefix("{"), let decoded = try? JSONDecoder().decode(NotificationPayload.self, from: Data(payload.utf8)) {
+            let collections: Set<CollectionID>? = decoded.collections.map { names in Set(names.map { CollectionID($0) }) }
+            return StoreChange(account: AccountID(decoded.account), collections: collections, device: decoded.device)
+        }
+        return StoreChange(account: AccountID(payload), collections: nil)
     }
 }
 

@@ -88,11 +88,12 @@ public import SyncCore
 /// later commit. Writers of different accounts never wait for each other.
 ///
 /// ## Notifications
-/// A transaction that writes records sends `NOTIFY <channel>, '<account>'`
-/// (``Configuration/notificationChannel``, `anchorage_changes` by default)
-/// in the same SQL transaction, which PostgreSQL delivers when — and only
-/// if — it commits. ``changeNotifications()`` listens on the channel, so a
-/// push service in any server process learns which accounts changed.
+/// A transaction that writes records sends `NOTIFY <channel>, '<payload>'`
+/// (``Configuration/notificationChannel``, `anchorage_changes` by default),
+/// the payload JSON naming the account, the collections written and the
+/// writing device, in the same SQL transaction, which PostgreSQL delivers
+/// when — and only if — it commits. ``changeNotifications()`` listens on the
+/// channel, so a push service in any server process learns what changed.
 ///
 /// ## Values
 /// Record fields and metadata values are kept in `BYTEA` columns in a

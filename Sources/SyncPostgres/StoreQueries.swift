@@ -250,7 +250,8 @@ struct StoreQueries: Sendable {
 
         // Delivered by the server when (and only if) the transaction commits.
         if putCount > 0 {
-            try await connection.query("SELECT pg_notify(\(channel), \(account.rawValue))", logger: logger)
+            try await connection.query(
+                "SELECT pg_notify(\(channel), \(Self.notificationPayload(for: account, writes)))", logger: logger)
         }
     }
 

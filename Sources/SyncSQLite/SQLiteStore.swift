@@ -65,7 +65,7 @@ public import SyncCore
 /// compared by their UTF-8 bytes, which is Swift's order for strings in
 /// Unicode normalization form C; ids that differ only in normalization are
 /// different records here.
-public final class SQLiteStore: SyncStore {
+public final class SQLiteStore: ChangeNotifyingStore {
     /// The database file, or `nil` for an in-memory store.
     public let path: String?
     /// The configuration the store was opened with.
@@ -73,6 +73,8 @@ public final class SQLiteStore: SyncStore {
     /// The GRDB connection(s): a `DatabasePool` for a file, a `DatabaseQueue` in memory.
     let database: any DatabaseWriter
     private let locks = AccountLocks()
+    /// Announces each commit of this store object that writes records.
+    private let announcer = StoreChangeBroadcaster()
 
     /// Opens (creating if needed) the store in the database file at `path`.
     ///
@@ -163,6 +165,9 @@ public final class SQLiteStore: SyncStore {
             if outcome.writes.isEmpty { return result }
             do {
                 try await commit(outcome, of: account)
+                if let change = StoreChange.committing(outcome.writes.puts, of: account) {
+                    announcer.announce(change)
+                }
                 return result
             } catch is RevisionConflict {
                 continue
@@ -200,6 +205,13 @@ public final class SQLiteStore: SyncStore {
         try await withStoreErrors("reading the latest position of \(account)") {
             try await database.read { db in try StoreQueries.latestPosition(of: account, db) }
         }
+    }
+
+    /// The commits made through this store object that write records, from
+    /// now on (``SyncCore/StoreChange``). Commits of other processes writing to
+    /// the same file are not announced.
+    public func changeNotifications() async throws -> AsyncStream<StoreChange> {
+        announcer.changes()
     }
 
     // MARK: Maintenance

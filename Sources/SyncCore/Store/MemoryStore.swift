@@ -24,8 +24,10 @@ import Synchronization
 /// }
 /// let batch = try await store.changes(for: "ada", after: .start, in: nil, limit: 100)
 /// ```
-public actor MemoryStore: SyncStore {
+public actor MemoryStore: ChangeNotifyingStore {
     private var accounts: [AccountID: MemoryAccountState] = [:]
+    /// Announces each commit that writes records.
+    private nonisolated let announcer = StoreChangeBroadcaster()
     private var lastPosition: UInt64 = 0
     /// One transaction at a time per account, first come first served.
     private let locks = AccountLocks()
@@ -58,7 +60,14 @@ public actor MemoryStore: SyncStore {
         let writes = transaction.finish()
         commit(writes, to: account)
         locks.release(account)
+        if let change = StoreChange.committing(writes.records.compactMap { if case .put = $0.1 { $0.0 } else { nil } }, of: account) { announcer.announce(change) }
         return result
+    }
+
+    /// The commits that write records from now on (``StoreChange``), with
+    /// their collections and ``StoreChange/writer``.
+    public nonisolated func changeNotifications() async throws -> AsyncStream<StoreChange> {
+        announcer.changes()
     }
 
     /// The records of `account` written after `position`, tombstones

@@ -15,6 +15,9 @@ public struct SyncRequest: Sendable, Hashable {
     public var session: String?
     /// The client implementation, as in HTTP's `User-Agent`.
     public var userAgent: String?
+    /// The device the request comes from, as it names itself to a push server
+    /// (HTTP's `X-Device-Token`), so that the server does not notify it of its own writes.
+    public var device: String?
     /// The body.
     public var body: [UInt8]
 
@@ -27,6 +30,7 @@ public struct SyncRequest: Sendable, Hashable {
         credentials: Credentials? = nil,
         session: String? = nil,
         userAgent: String? = nil,
+        device: String? = nil,
         body: [UInt8] = []
     ) {
         self.method = method
@@ -36,6 +40,7 @@ public struct SyncRequest: Sendable, Hashable {
         self.credentials = credentials
         self.session = session
         self.userAgent = userAgent
+        self.device = device
         self.body = body
     }
 

@@ -30,6 +30,9 @@ package struct PendingWrites: Sendable {
     /// Metadata writes by peer and key.
     package var metadata: [(peer: PeerID, key: String, write: PendingMetadataWrite)] = []
 
+    /// The keys of the records written (not purged).
+    package var puts: [RecordKey] { records.compactMap { if case .put = $0.write { $0.key } else { nil } } }
+
     /// Whether there is nothing to commit.
     package var isEmpty: Bool { records.isEmpty && metadata.isEmpty }
 

@@ -1,0 +1,343 @@
+public import FoundationEssentials
+import HTTPTypes
+import HummingbirdWSClient
+import Logging
+public import NIOSSL
+public import SyncCore
+import SyncHTTP
+import Synchronization
+
+/// The device side of push: keeps a WebSocket to the push server, and syncs
+/// each collection a notification names through the closure it was given.
+///
+/// ```swift
+/// let push = PushClient(
+///     server: URL(string: "http://127.0.0.1:8080")!, credentials: .basic(username: "ada", password: "secret"),
+///     deviceToken: "phone-7", collections: ["aquasync/Contact", "appsync/booking"],
+///     transport: transport, codec: JSONCodec()
+/// ) { collection in
+///     try await stacks.sync(collection)      // whichever stack owns the collection
+/// }
+/// try await push.run()                       // until cancelled
+/// ```
+///
+/// Each connection registers first (`POST /push/register`), then opens
+/// `GET /push/stream?deviceToken=…&after=SEQ` with the last `seq` received,
+/// so after a reconnect the server replays what the device missed, or says
+/// it cannot prove nothing was missed. A notification with a token syncs
+/// that token's collection; one flagged `retained` (or with no token, or a
+/// token the client does not know) syncs every monitored collection.
+/// Collections the server answers in `poll` are synced every
+/// `pollInterval` instead, and registered again then: once one has push, its
+/// polling stops. Syncs run one at a time; notifications that arrive during
+/// a sync are gathered, so a collection is synced once more, not once per
+/// notification.
+///
+/// Lost connections are retried with exponential backoff on
+/// ``Configuration/clock`` (a `TestClock` in tests). Give the stacks' transports
+/// a ``PushDeviceMiddleware`` with the same device token, so the server does
+/// not notify this device of its own writes.
+public final class PushClient: Sendable {
+    /// Where the push server is, how to reconnect, and limits.
+    public struct Configuration: Sendable {
+        /// Where the push server is mounted (`/push` by default).
+        public var basePath: String
+        /// The first wait before reconnecting.
+        public var initialBackoff: Duration
+        /// The longest wait before reconnecting.
+        public var maxBackoff: Duration
+        /// Up to this fraction of each wait is added at random, so devices do not reconnect all at once.
+        public var jitter: Double
+        /// The clock backoff and polling wait on.
+        public var clock: any Clock<Duration>
+        /// The TLS settings for a `https://` server (the system's trust roots by default).
+        public var tls: TLSConfiguration?
+
+        /// Makes a configuration.
+        public init(
+            basePath: String = "/push", initialBackoff: Duration = .milliseconds(250), maxBackoff: Duration = .seconds(30),
+            jitter: Double = 0.2, clock: any Clock<Duration> = ContinuousClock(), tls: TLSConfiguration? = nil
+        ) {
+            self.basePath = basePath
+            self.initialBackoff = initialBackoff
+            self.maxBackoff = max(initialBackoff, maxBackoff)
+            self.jitter = min(1, max(0, jitter))
+            self.clock = clock
+            self.tls = tls
+        }
+    }
+
+    /// What the client did, for a log line or a test.
+    public enum Event: Sendable, Hashable {
+        /// Registered: the collections with push, and those polled.
+        case registered(push: [CollectionID], poll: [CollectionID])
+        /// The stream is open.
+        case connected
+        /// A notification arrived.
+        case notified(PushNotification)
+        /// A collection was synced, because of a notification, a retained one, polling, or the first connection.
+        case synced(CollectionID, reason: Reason)
+        /// Syncing a collection failed; it is synced again with the next notification or poll.
+        case syncFailed(CollectionID, message: String)
+        /// The stream closed or could not open; the client reconnects after `retryIn`.
+        case disconnected(message: String, retryIn: Duration)
+    }
+
+    /// Why a collection was synced.
+    public enum Reason: String, Sendable, Hashable {
+        /// Its token's notification.
+        case notified
+        /// A retained notification, or one the server sent because it cannot prove nothing was missed.
+        case resync
+        /// The poll schedule.
+        case poll
+    }
+
+    /// The push server's address (`http://…` or `https://…`).
+    public let server: URL
+    /// The credentials the stream presents.
+    public let credentials: Credentials?
+    /// The device's token.
+    public let deviceToken: String
+    /// The collections the device monitors.
+    public let collections: [CollectionID]
+    /// Where the server is mounted, backoff and the clock.
+    public let configuration: Configuration
+    private let endpoint: SyncEndpoint
+    private let syncCollection: @Sendable (CollectionID) async throws -> Void
+    private let state = Mutex(State())
+    /// Test hook: treat retained notifications as ordinary ones (a client that would lose changes).
+    package let ignoresRetainedForTesting = Atomic(false)
+    private let (eventStream, eventContinuation) = AsyncStream<Event>.makeStream(bufferingPolicy: .bufferingNewest(4_096))
+
+    private struct State {
+        var lastSeq: UInt64 = 0
+        var collectionByToken: [String: CollectionID] = [:]
+        var poll: Set<CollectionID> = []
+        var pollInterval: Duration = .seconds(300)
+        var pending: [CollectionID: Reason] = [:]
+        var isRunning = false
+        /// Wakes the sync loop of the current run.
+        var wake: AsyncStream<Void>.Continuation?
+        /// Tells the poll loop of the current run that a registration was answered.
+        var registered: AsyncStream<Void>.Continuation?
+    }
+
+    /// Makes a client.
+    /// - Parameters:
+    ///   - server: The server's address; the stream is its `ws://` (or `wss://`) form.
+    ///   - credentials: The credentials the stream presents (the transport adds its own for registering).
+    ///   - deviceToken: The device's token (1–128 characters of `A–Z a–z 0–9 . _ : -`).
+    ///   - collections: The collections the device monitors.
+    ///   - transport: Carries the registration (with credentials).
+    ///   - codec: The codec the registration travels in.
+    ///   - configuration: Where the server is mounted, backoff and the clock.
+    ///   - sync: Syncs one collection through whichever stack owns it.
+    public init(
+        server: URL, credentials: Credentials?, deviceToken: String, collections: [CollectionID],
+        transport: any SyncClientTransport, codec: any SyncCodec, configuration: Configuration = Configuration(),
+        sync: @escaping @Sendable (CollectionID) async throws -> Void
+    ) {
+        self.server = server
+        self.credentials = credentials
+        self.deviceToken = deviceToken
+        self.collections = Array(Set(collections)).sorted()
+        self.configuration = configuration
+        self.endpoint = SyncEndpoint(transport: transport, codecs: CodecSet([codec]), retry: .none, clock: configuration.clock)
+        self.syncCollection = sync
+    }
+
+    /// What the client does from now on: one stream for the client's life.
+    public var events: AsyncStream<Event> { eventStream }
+
+    /// The last notification number received.
+    public var lastSeq: UInt64 { state.withLock { $0.lastSeq } }
+
+    /// The collections polled now.
+    public var polled: Set<CollectionID> { state.withLock { $0.poll } }
+
+    /// Keeps the stream open, syncs what notifications name, and polls, until cancelled.
+    /// - Throws: ``PushError`` when the client already runs; `CancellationError` when cancelled.
+    public func run() async throws {
+        let started = state.withLock { state in
+            defer { state.isRunning = true }
+            return !state.isRunning
+        }
+        guard started else { throw PushError("this push client already runs") }
+        let (wake, wakeContinuation) = AsyncStream<Void>.makeStream(bufferingPolicy: .bufferingNewest(1))
+        let (registered, registeredContinuation) = AsyncStream<Void>.makeStream(bufferingPolicy: .bufferingNewest(1))
+        state.withLock { state in
+            state.wake = wakeContinuation
+            state.registered = registeredContinuation
+        }
+        defer {
+            state.withLock { state in
+                state.isRunning = false
+                state.wake = nil
+                state.registered = nil
+            }
+        }
+        await withTaskGroup(of: Void.self) { group in
+            group.addTask { await self.syncLoop(wake) }
+            group.addTask { await self.pollLoop(registered) }
+            group.addTask { await self.connectionLoop() }
+            await group.next()
+            group.cancelAll()
+        }
+        try Task.checkCancellation()
+    }
+
+    // MARK: Connection
+
+    private func connectionLoop() async {
+        var failures = 0
+        while !Task.isCancelled {
+            var message: String
+            do {
+                try await register()
+                let opened = try await openStream()
+                message = "the server closed the stream"
+                if opened { failures = 0 }
+            } catch is CancellationError {
+                return
+            } catch {
+                message = "\(error)"
+            }
+            if Task.isCancelled { return }
+            let wait = backoff(after: failures)
+            failures += 1
+            eventContinuation.yield(.disconnected(message: message, retryIn: wait))
+            do {
+                try await configuration.clock.sleep(for: wait)
+            } catch {
+                return
+            }
+        }
+    }
+
+    /// The wait before reconnecting after `failures` failures in a row.
+    private func backoff(after failures: Int) -> Duration {
+        var wait = configuration.initialBackoff
+        for _ in 0..<min(failures, 30) where wait < configuration.maxBackoff { wait *= 2 }
+        wait = min(wait, configuration.maxBackoff)
+        guard configuration.jitter > 0 else { return wait }
+        return wait + wait * Double.random(in: 0...configuration.jitter)
+    }
+
+    /// Registers the monitored collections and takes the answer's tokens and polled collections.
+    private func register() async throws {
+        let request = try endpoint.request(
+            .post, configuration.basePath + "/register", body: PushRegistration(deviceToken: deviceToken, collections: collections))
+        let answer = try await endpoint.send(request, idempotent: true, as: PushRegistrationAnswer.self)
+        let push = answer.tokens.keys.map { CollectionID($0) }.sorted()
+        state.withLock { state in
+            state.collectionByToken = Dictionary(answer.tokens.map { ($0.value, CollectionID($0.key)) }, uniquingKeysWith: { first, _ in first })
+            state.poll = Set(answer.poll).intersection(collections)
+            state.pollInterval = .seconds(max(1, answer.pollInterval))
+        }
+        eventContinuation.yield(.registered(push: push, poll: answer.poll.sorted()))
+        _ = state.withLock { $0.registered }?.yield()
+    }
+
+    /// Opens the stream and handles its notifications until it closes.
+    /// - Returns: Whether the stream opened.
+    private func openStream() async throws -> Bool {
+        let after = lastSeq
+        var components = URLComponents(url: server, resolvingAgainstBaseURL: false)
+        let secure = components?.scheme?.lowercased() == "https"
+        components?.scheme = secure ? "wss" : "ws"
+        var path = components?.path ?? ""
+        while path.hasSuffix("/") { path.removeLast() }
+        components?.path = path + configuration.basePath + "/stream"
+        components?.query = "deviceToken=\(PercentEncoding.encode(deviceToken))&after=\(after)"
+        guard let url = components?.string else { throw PushError("\(server) does not make a push stream address") }
+        var headers = HTTPFields()
+        if let credentials { headers[.authorization] = AuthorizationHeader.value(for: credentials) }
+        let opened = Atomic(false)
+        var logger = Logger(label: "anchorage.push-client")
+        logger.logLevel = .critical
+        try await WebSocketClient.connect(
+            url: url, configuration: .init(maxFrameSize: 4_096, additionalHeaders: headers, autoPing: .enabled(timePeriod: .seconds(30))),
+            tlsConfiguration: secure ? (configuration.tls ?? .makeClientConfiguration()) : nil, logger: logger
+        ) { inbound, _, _ in
+            opened.store(true, ordering: .relaxed)
+            self.eventContinuation.yield(.connected)
+            var messages = inbound.messages(maxSize: 4_096).makeAsyncIterator()
+            while let message = try await messages.next() {
+                guard case .text(let text) = message else { continue }
+                self.receive(try PushNotification(json: text))
+            }
+        }
+        return opened.load(ordering: .relaxed)
+    }
+
+    /// Takes a notification: remembers its number and gathers what to sync.
+    func receive(_ notification: PushNotification) {
+        let ignoresRetained = ignoresRetainedForTesting.load(ordering: .relaxed)
+        let isNew = state.withLock { state -> Bool in
+            guard notification.seq > state.lastSeq else { return false }
+            state.lastSeq = notification.seq
+            if !notification.retained || ignoresRetained, let token = notification.token, let collection = state.collectionByToken[token] {
+                if state.pending[collection] == nil { state.pending[collection] = .notified }
+            } else if ignoresRetained {
+                // The control client: a retained notification without a token syncs nothing.
+            } else {
+                for collection in collections { state.pending[collection] = .resync }
+            }
+            return true
+        }
+        guard isNew else { return }
+        eventContinuation.yield(.notified(notification))
+        wakeSyncLoop()
+    }
+
+    // MARK: Syncing
+
+    private func wakeSyncLoop() {
+        _ = state.withLock { $0.wake }?.yield()
+    }
+
+    private func syncLoop(_ wake: AsyncStream<Void>) async {
+        for await _ in wake {
+            while let (collection, reason) = nextPending() {
+                if Task.isCancelled { return }
+                do {
+                    try await syncCollection(collection)
+                    eventContinuation.yield(.synced(collection, reason: reason))
+                } catch is CancellationError {
+                    return
+                } catch {
+                    eventContinuation.yield(.syncFailed(collection, message: "\(error)"))
+                }
+            }
+        }
+    }
+
+    private func nextPending() -> (CollectionID, Reason)? {
+        state.withLock { state in
+            guard let collection = state.pending.keys.min() else { return nil }
+            return (collection, state.pending.removeValue(forKey: collection)!)
+        }
+    }
+
+    // MARK: Polling
+
+    private func pollLoop(_ registered: AsyncStream<Void>) async {
+        for await _ in registered { break }  // the first answer says what to poll, and how often
+        while !Task.isCancelled {
+            let interval = state.withLock { $0.pollInterval }
+            do {
+                try await configuration.clock.sleep(for: interval)
+            } catch {
+                return
+            }
+            // Ask again: a collection that has push now leaves the poll list.
+            try? await register()
+            let due = state.withLock { state in
+                for collection in state.poll where state.pending[collection] == nil { state.pending[collection] = .poll }
+                return !state.poll.isEmpty
+            }
+            if due { wakeSyncLoop() }
+        }
+    }
+}

@@ -1,0 +1,112 @@
+import FoundationEssentials
+public import Hummingbird
+public import HummingbirdCore
+import HummingbirdWebSocket
+public import Logging
+public import NIOCore
+import NIOWebSocket
+import SyncCore
+public import SyncHTTP
+public import ServiceLifecycle
+import Synchronization
+
+/// An ``SyncHTTP/HTTPSyncServer`` that also upgrades `GET {mount}/stream` to the
+/// push server's WebSocket, and runs the push server's listener beside it.
+///
+/// Every other request — `/push/register` included — goes to the sync
+/// server's responder as before. A stream request is upgraded only when its
+/// credentials prove an account and its device is registered for that
+/// account; otherwise it is answered as plain HTTP (401, 400, 404 or 426).
+/// The server starts accepting connections once the push server listens to
+/// the store, so every commit from then on is announced.
+public struct PushHTTPServer: ApplicationProtocol {
+    /// The sync server: its service, authenticator, configuration and responder.
+    public let base: HTTPSyncServer
+    /// The push server.
+    public let push: PushServer
+    /// Where the push server is mounted in the base server's router.
+    public let mountPath: String
+
+    /// Serves `base`, with `push` mounted at `mountPath` in its router.
+    public init(_ base: HTTPSyncServer, push: PushServer, mountPath: String = "/push") {
+        self.base = base
+        self.push = push
+        self.mountPath = mountPath
+    }
+
+    /// The base server's responder.
+    public var responder: SyncServiceResponder<SyncRequestContext> { base.responder }
+    /// The base server's address.
+    public var configuration: ApplicationConfiguration { base.configuration }
+    /// The base server's logger.
+    public var logger: Logger { base.logger }
+    /// The push server's listener.
+    public var services: [any Service] { [push] }
+    /// Waits for the push server to listen before accepting connections.
+    public var processesRunBeforeServerStart: [@Sendable () async throws -> Void] {
+        [{ [push] in await push.waitUntilListening() }]
+    }
+
+    /// HTTP/1.1 with the WebSocket upgrade, inside TLS when the base server has it.
+    public var server: HTTPServerBuilder {
+        let (push, authenticator, streamPath) = (push, base.authenticator, mountPath + "/stream")
+        return base.wrappingTLS(
+            .http1WebSocketUpgrade(
+                configuration: .init(ws: .init(maxFrameSize: 4_096, autoPing: .enabled(timePeriod: .seconds(30))))
+            ) { head, _, _ in
+                let path = head.path ?? "/"
+                let request = SyncRequest(method: .get, path: path)
+                guard request.pathWithoutQuery == streamPath,
+                    let (device, after) = try? PushServer.streamParameters(request.queryItems),
+                    let account = try? await authenticator.authenticate(
+                        AuthorizationHeader.credentials(from: head.headerFields[.authorization]))
+                else { return .dontUpgrade }
+                let key = PushHub.Key(account: account, device: device)
+                guard await push.hub.isRegistered(key) else { return .dontUpgrade }
+                return .upgrade([:]) { inbound, outbound, _ in
+                    try await push.stream(to: key, after: after, inbound: inbound, outbound: outbound)
+                }
+            })
+    }
+
+    /// Reports the port as the base server does.
+    public func onServerRunning(_ channel: any Channel) async {
+        await base.onServerRunning(channel)
+    }
+}
+
+extension PushServer {
+    /// Sends a device its notifications until either side closes.
+    func stream(to key: PushHub.Key, after: UInt64, inbound: WebSocketInboundStream, outbound: WebSocketOutboundWriter) async throws {
+        guard let (id, notifications) = await hub.connect(key, after: after) else { return }
+        let logger = self.logger
+        logger.debug("push stream open", metadata: ["device": "\(key.device)", "account": "\(key.account)"])
+        await withTaskGroup(of: Void.self) { group in
+            group.addTask {
+                // The device sends nothing; reading notices its close.
+                do {
+                    for try await _ in inbound {}
+                } catch {}
+            }
+            group.addTask { [self] in
+                for await notification in notifications {
+                    let text = notification.json
+                    do {
+                        if cutMidMessage.withLock({ $0?(notification) }) == true {
+                            let half = ByteBuffer(string: String(text.prefix(text.count / 2)))
+                            try await outbound.write(.custom(WebSocketFrame(fin: false, opcode: .text, data: half)))
+                            return
+                        }
+                        try await outbound.write(.text(text))
+                    } catch {
+                        return
+                    }
+                }
+            }
+            await group.next()
+            group.cancelAll()
+        }
+        await hub.disconnect(key, id: id)
+        logger.debug("push stream closed", metadata: ["device": "\(key.device)", "account": "\(key.account)"])
+    }
+}

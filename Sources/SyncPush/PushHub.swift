@@ -1,0 +1,232 @@
+import FoundationEssentials
+import SyncCore
+
+/// The push server's state: each device's registration, its notification
+/// numbers, its queue of the last notifications, and its connection.
+///
+/// Every notification goes into the device's queue (the last
+/// ``PushServer/Configuration/queueLength``) whether it is connected or not,
+/// so a device that comes back — or whose connection was cut in the middle
+/// of a message — gets what it missed after its `after`. The queue proves
+/// nothing was missed only from ``Device/provenAfter`` on: below that are
+/// notifications dropped from the queue, or numbers of an earlier server.
+package actor PushHub {
+    /// A device of an account.
+    package struct Key: Hashable, Sendable {
+        package var account: AccountID
+        package var device: String
+        package init(account: AccountID, device: String) {
+            self.account = account
+            self.device = device
+        }
+    }
+
+    /// One queued notification.
+    struct Entry: Sendable {
+        var seq: UInt64
+        var token: String
+    }
+
+    /// What the hub knows of a device.
+    struct Device: Sendable {
+        /// A token per collection with push.
+        var tokens: [CollectionID: String] = [:]
+        /// The latest notification number given.
+        var seq: UInt64
+        /// The lowest `after` the queue can answer for: everything after it is in the queue.
+        var provenAfter: UInt64
+        /// The last notifications, oldest first.
+        var queue: [Entry] = []
+        /// The connection notifications go to now.
+        var connection: Connection?
+        /// When the device was last connected or registered (for evicting the least recent).
+        var lastSeen: UInt64 = 0
+    }
+
+    /// A device's open stream.
+    struct Connection: Sendable {
+        var id: UInt64
+        var continuation: AsyncStream<PushNotification>.Continuation
+    }
+
+    let configuration: PushServer.Configuration
+    private var devices: [Key: Device] = [:]
+    private var devicesByAccount: [AccountID: Set<String>] = [:]
+    private var nextConnectionID: UInt64 = 1
+    private var tick: UInt64 = 0
+
+    init(configuration: PushServer.Configuration) {
+        self.configuration = configuration
+    }
+
+    // MARK: Registration
+
+    /// Registers `collections` for a device and returns its tokens and the collections to poll.
+    func register(_ key: Key, collections: [CollectionID]) throws(SyncServiceError) -> PushRegistrationAnswer {
+        guard DeviceToken.isValid(key.device) else {
+            throw .badRequest("deviceToken must be 1 to \(DeviceToken.maxLength) characters of A-Z a-z 0-9 . _ : -")
+        }
+        guard collections.count <= configuration.maxCollectionsPerDevice else {
+            throw .init(status: 413, message: "a device may monitor at most \(configuration.maxCollectionsPerDevice) collections")
+        }
+        if let long = collections.first(where: { $0.rawValue.isEmpty || $0.rawValue.utf8.count > 1_024 }) {
+            throw .badRequest("collection names must be 1 to 1024 bytes; '\(long.rawValue.prefix(40))…' is not")
+        }
+        if devices[key] == nil { try makeRoom(in: key.account) }
+        tick += 1
+        var device = devices[key] ?? Self.fresh(at: newBase())
+        var tokens: [CollectionID: String] = [:]
+        var poll: [CollectionID] = []
+        for collection in Set(collections).sorted() {
+            if configuration.hasPush(collection) {
+                tokens[collection] = device.tokens[collection] ?? Self.newToken()
+            } else {
+                poll.append(collection)
+            }
+        }
+        device.tokens = tokens
+        device.lastSeen = tick
+        devices[key] = device
+        devicesByAccount[key.account, default: []].insert(key.device)
+        return PushRegistrationAnswer(
+            tokens: Dictionary(uniqueKeysWithValues: tokens.map { ($0.key.rawValue, $0.value) }), poll: poll,
+            pollInterval: Int(configuration.pollInterval.components.seconds))
+    }
+
+    /// Whether the device is registered.
+    func isRegistered(_ key: Key) -> Bool { devices[key] != nil }
+
+    /// Evicts the least recently seen unconnected device of a full account.
+    private func makeRoom(in account: AccountID) throws(SyncServiceError) {
+        let names = devicesByAccount[account] ?? []
+        guard names.count >= configuration.maxDevicesPerAccount else { return }
+        let idle = names.compactMap { name in devices[Key(account: account, device: name)].flatMap { $0.connection == nil ? (name, $0.lastSeen) : nil } }
+        guard let oldest = idle.min(by: { $0.1 < $1.1 }) else {
+            throw .init(status: 503, message: "account \(account) has \(names.count) devices connected, the most this server keeps")
+        }
+        devices[Key(account: account, device: oldest.0)] = nil
+        devicesByAccount[account]?.remove(oldest.0)
+    }
+
+    // MARK: Connections
+
+    /// Opens the device's stream after notification `after`: first what it
+    /// missed (or a "sync everything" message when that cannot be proven),
+    /// then every new notification. A connection the device had is closed.
+    /// - Returns: `nil` when the device is not registered.
+    func connect(_ key: Key, after: UInt64) -> (id: UInt64, stream: AsyncStream<PushNotification>)? {
+        guard var device = devices[key] else { return nil }
+        device.connection?.continuation.finish()
+        let (stream, continuation) = AsyncStream<PushNotification>.makeStream(
+            bufferingPolicy: .bufferingOldest(configuration.queueLength + 1))
+        let id = nextConnectionID
+        nextConnectionID += 1
+        tick += 1
+        device.lastSeen = tick
+        if after >= device.provenAfter && after <= device.seq {
+            // The queue holds everything after `after`: replay it, the first flagged retained.
+            for (index, entry) in device.queue.filter({ $0.seq > after }).enumerated() {
+                continuation.yield(PushNotification(seq: entry.seq, token: entry.token, retained: index == 0))
+            }
+        } else {
+            // Notifications were dropped, or `after` is a number this server never gave.
+            device.seq = max(device.seq, after) + 1
+            device.provenAfter = device.seq
+            device.queue.removeAll()
+            continuation.yield(PushNotification(seq: device.seq, token: nil, retained: true))
+        }
+        device.connection = Connection(id: id, continuation: continuation)
+        devices[key] = device
+        return (id, stream)
+    }
+
+    /// Forgets the connection `id` of a device, if it is still the device's.
+    func disconnect(_ key: Key, id: UInt64) {
+        guard devices[key]?.connection?.id == id else { return }
+        devices[key]?.connection?.continuation.finish()
+        devices[key]?.connection = nil
+    }
+
+    // MARK: Notifying
+
+    /// Queues (and sends to connected devices) a notification for each
+    /// device of the account that monitors a changed collection, except the writer.
+    /// - Returns: How many notifications were made.
+    @discardableResult
+    func announce(_ change: StoreChange) -> Int {
+        guard let names = devicesByAccount[change.account] else { return 0 }
+        var made = 0
+        for name in names where name != change.device {
+            let key = Key(account: change.account, device: name)
+            guard var device = devices[key] else { continue }
+            let tokens: [String]
+            if let collections = change.collections {
+                tokens = collections.compactMap { device.tokens[$0] }.sorted()
+            } else {
+                tokens = device.tokens.values.sorted()
+            }
+            guard !tokens.isEmpty else { continue }
+            for token in tokens {
+                device.seq += 1
+                device.queue.append(Entry(seq: device.seq, token: token))
+                if device.queue.count > configuration.queueLength {
+                    let dropped = device.queue.removeFirst()
+                    device.provenAfter = max(device.provenAfter, dropped.seq)
+                }
+                if let connection = device.connection,
+                    case .dropped = connection.continuation.yield(PushNotification(seq: device.seq, token: token, retained: false))
+                {
+                    // The device does not read fast enough: it reconnects and gets the queue.
+                    connection.continuation.finish()
+                    device.connection = nil
+                }
+                made += 1
+            }
+            devices[key] = device
+        }
+        return made
+    }
+
+    /// Tells every device that notifications may have been lost (the store stopped announcing for a while):
+    /// the next message each gets says "sync everything".
+    func lostNotifications() {
+        for (key, var device) in devices {
+            device.seq += 1
+            device.provenAfter = device.seq
+            device.queue.removeAll()
+            if let connection = device.connection {
+                connection.continuation.yield(PushNotification(seq: device.seq, token: nil, retained: true))
+            }
+            devices[key] = device
+        }
+    }
+
+    /// How many notifications a device's queue holds now (0 for an unknown device).
+    package func queued(_ key: Key) -> Int { devices[key]?.queue.count ?? 0 }
+
+    /// How many devices are registered and how many connected.
+    func counts() -> (registered: Int, connected: Int) {
+        (devices.count, devices.values.count { $0.connection != nil })
+    }
+
+    // MARK: Helpers
+
+    /// A new device's numbers start at the time in milliseconds, above any an earlier server
+    /// process gave it (so an old `after` is never mistaken for one this server can answer).
+    private func newBase() -> UInt64 {
+        UInt64(max(0, Date().timeIntervalSince1970 * 1_000))
+    }
+
+    private static func fresh(at base: UInt64) -> Device {
+        Device(seq: base, provenAfter: base)
+    }
+
+    private static func newToken() -> String {
+        var generator = SystemRandomNumberGenerator()
+        return (0..<16).map { _ in
+            let byte = UInt8.random(in: 0...255, using: &generator)
+            let hex = String(byte, radix: 16)
+            return byte < 16 ? "0" + hex : hex
+        }.joined()
+    }
+}

@@ -1,0 +1,107 @@
+import FoundationEssentials
+public import SyncCore
+
+/// `POST /push/register`: a device names the collections it monitors.
+public struct PushRegistration: Codable, Sendable, Hashable {
+    /// The device's name for itself, 1–128 characters of `A–Z a–z 0–9 . _ : -`.
+    public var deviceToken: String
+    /// The collections the device monitors.
+    public var collections: [CollectionID]
+
+    /// Makes a registration.
+    public init(deviceToken: String, collections: [CollectionID]) {
+        self.deviceToken = deviceToken
+        self.collections = collections
+    }
+}
+
+/// The answer to a ``PushRegistration``.
+public struct PushRegistrationAnswer: Codable, Sendable, Hashable {
+    /// A token for each collection that has push; notifications name the token.
+    public var tokens: [String: String]
+    /// The collections without push, which the device polls.
+    public var poll: [CollectionID]
+    /// How often to poll them, in seconds.
+    public var pollInterval: Int
+
+    /// Makes an answer.
+    public init(tokens: [String: String], poll: [CollectionID], pollInterval: Int) {
+        self.tokens = tokens
+        self.poll = poll
+        self.pollInterval = pollInterval
+    }
+}
+
+/// One message on the push stream: `{"seq": N, "token": "…", "retained": false}`.
+///
+/// `seq` grows per device. `retained` is set on the first message after the
+/// device was away when the server kept (or dropped) notifications meanwhile:
+/// the device then syncs every collection it monitors. `token` is `nil` when
+/// the server cannot prove the device missed nothing (it restarted, or the
+/// device's `after` is older than its queue).
+public struct PushNotification: Codable, Sendable, Hashable {
+    /// The notification's number, growing per device.
+    public var seq: UInt64
+    /// The token of the collection that changed, or `nil` for "sync everything".
+    public var token: String?
+    /// Whether the device must sync every collection it monitors.
+    public var retained: Bool
+
+    /// Makes a notification.
+    public init(seq: UInt64, token: String?, retained: Bool) {
+        self.seq = seq
+        self.token = token
+        self.retained = retained
+    }
+
+    /// The JSON text sent on the WebSocket; `token` is `null` when there is none.
+    public var json: String {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = .sortedKeys
+        return (try? encoder.encode(self)).map { String(decoding: $0, as: UTF8.self) } ?? "{}"
+    }
+
+    /// Reads a message's JSON text.
+    /// - Throws: ``PushError`` when it is not a notification.
+    public init(json: String) throws(PushError) {
+        do {
+            self = try JSONDecoder().decode(PushNotification.self, from: Data(json.utf8))
+        } catch {
+            throw PushError("the push stream sent a message that is not {\"seq\",\"token\",\"retained\"}: \(json.prefix(200))")
+        }
+    }
+
+    private enum CodingKeys: String, CodingKey { case seq, token, retained }
+
+    /// Writes `seq`, `token` (`null` when there is none) and `retained`.
+    public func encode(to encoder: any Encoder) throws {
+        var container = encoder.container(keyedBy: CodingKeys.self)
+        try container.encode(seq, forKey: .seq)
+        try container.encode(token, forKey: .token)
+        try container.encode(retained, forKey: .retained)
+    }
+}
+
+/// Why the push client or server could not go on: a message a person can act on.
+public struct PushError: Error, Sendable, Hashable, CustomStringConvertible {
+    /// What went wrong.
+    public var message: String
+    /// Makes an error.
+    public init(_ message: String) { self.message = message }
+    /// The message.
+    public var description: String { message }
+}
+
+/// Checks a device token: 1–128 characters of `A–Z a–z 0–9 . _ : -`.
+enum DeviceToken {
+    static let maxLength = 128
+
+    static func isValid(_ token: String) -> Bool {
+        !token.isEmpty && token.utf8.count <= maxLength
+            && token.utf8.allSatisfy { byte in
+                (UInt8(ascii: "a")...UInt8(ascii: "z")).contains(byte) || (UInt8(ascii: "A")...UInt8(ascii: "Z")).contains(byte)
+                    || (UInt8(ascii: "0")...UInt8(ascii: "9")).contains(byte) || byte == UInt8(ascii: ".")
+                    || byte == UInt8(ascii: "_") || byte == UInt8(ascii: ":") || byte == UInt8(ascii: "-")
+            }
+    }
+}

@@ -1,0 +1,245 @@
+public import Logging
+public import ServiceLifecycle
+public import SyncCore
+import Synchronization
+
+/// The push server: devices register the collections they monitor, get one
+/// token per collection, and hear on a WebSocket (`GET /push/stream`) when
+/// another device's commit changes one of them.
+///
+/// ```swift
+/// let push = PushServer(store: store, codecs: CodecSet([JSONCodec()]))
+/// let router = ServiceRouter()
+///     .mounting(AquasyncServer(store: store, codecs: codecs), at: "/deltas")
+///     .mounting(push, at: "/push")
+///     .with(push.writerMiddleware)          // so a device is not notified of its own writes
+/// let server = PushHTTPServer(HTTPSyncServer(service: router, authenticator: authenticator), push: push)
+/// try await server.runService()             // runs the push server's listener too
+/// ```
+///
+/// It learns of commits from the store (``SyncCore/ChangeNotifyingStore``): in
+/// process for `MemoryStore` and `SQLiteStore`, through PostgreSQL's
+/// `LISTEN/NOTIFY` for `PostgresStore`, so with several server processes on
+/// one database each hears every process's commits. A commit notifies every
+/// device of the account registered for a changed collection, except the
+/// device that wrote (the request's `X-Device-Token`, which
+/// ``writerMiddleware`` hands to the store as ``SyncCore/StoreChange/writer``).
+///
+/// Each device has a queue of its last ``Configuration/queueLength``
+/// notifications. A device that reconnects with `after=SEQ` gets the queued
+/// ones after SEQ, the first flagged `retained`; when some were dropped, or
+/// the server never gave SEQ (it restarted, or the device was connected to
+/// another process), it gets `{"seq": N, "token": null, "retained": true}`
+/// instead. Either way it syncs everything it monitors.
+///
+/// Registrations live in the server's memory: a restarted server knows no
+/// device until it registers again, which the push client does on every connection.
+public final class PushServer: SyncService, Service {
+    /// Limits and schedules.
+    public struct Configuration: Sendable {
+        /// How many notifications a device's queue keeps (64 by default).
+        public var queueLength: Int
+        /// How often devices poll the collections without push.
+        public var pollInterval: Duration
+        /// Whether a collection has push; the others are answered in `poll`. Every collection by default.
+        public var hasPush: @Sendable (CollectionID) -> Bool
+        /// The most collections one device may register.
+        public var maxCollectionsPerDevice: Int
+        /// The most devices kept per account; registering one more forgets the one least recently seen.
+        public var maxDevicesPerAccount: Int
+        /// The largest registration body accepted.
+        public var maxRegistrationBytes: Int
+
+        /// Makes a configuration.
+        public init(
+            queueLength: Int = 64, pollInterval: Duration = .seconds(300),
+            hasPush: @escaping @Sendable (CollectionID) -> Bool = { _ in true }, maxCollectionsPerDevice: Int = 256,
+            maxDevicesPerAccount: Int = 10_000, maxRegistrationBytes: Int = 64 << 10
+        ) {
+            self.queueLength = max(1, queueLength)
+            self.pollInterval = max(.seconds(1), pollInterval)
+            self.hasPush = hasPush
+            self.maxCollectionsPerDevice = max(1, maxCollectionsPerDevice)
+            self.maxDevicesPerAccount = max(1, maxDevicesPerAccount)
+            self.maxRegistrationBytes = max(1_024, maxRegistrationBytes)
+        }
+    }
+
+    /// Where commits are announced.
+    public let store: any ChangeNotifyingStore
+    /// The codecs registrations are read and answered in.
+    public let codecs: CodecSet
+    /// Limits and schedules.
+    public let configuration: Configuration
+    /// Where the listener's and the streams' lines go.
+    public let logger: Logger
+    package let hub: PushHub
+    private let listening = Mutex<[CheckedContinuation<Void, Never>]?>([])
+    /// Test hook: cut a device's WebSocket after half of this notification's bytes.
+    package let cutMidMessage = Mutex<(@Sendable (PushNotification) -> Bool)?>(nil)
+
+    /// Makes a push server; it hears of commits once ``run()`` runs.
+    public init(
+        store: any ChangeNotifyingStore, codecs: CodecSet, configuration: Configuration = Configuration(),
+        logger: Logger = Logger(label: "anchorage.push")
+    ) {
+        self.store = store
+        self.codecs = codecs
+        self.configuration = configuration
+        self.logger = logger
+        self.hub = PushHub(configuration: configuration)
+    }
+
+    // MARK: Listening to the store
+
+    /// Listens to the store's commits until cancelled (or a graceful shutdown),
+    /// notifying devices. When the store stops announcing (a lost database
+    /// connection), listening starts again, and every device is told to sync
+    /// everything, since commits meanwhile went unheard.
+    public func run() async throws {
+        await cancelWhenGracefulShutdown { [self] in await listen() }
+    }
+
+    private func listen() async {
+        var failures = 0
+        while !Task.isCancelled {
+            do {
+                let changes = try await store.changeNotifications()
+                if failures > 0 { await hub.lostNotifications() }
+                failures = 0
+                nowListening()
+                for await change in changes {
+                    await hub.announce(change)
+                }
+                if Task.isCancelled { break }
+                logger.warning("the store stopped announcing commits; listening again")
+            } catch {
+                logger.warning("cannot listen to the store's commits: \(error)")
+            }
+            failures += 1
+            try? await Task.sleep(for: .milliseconds(min(5_000, 100 * failures)))
+        }
+    }
+
+    /// Waits until ``run()`` listens to the store: every commit after this returns is announced.
+    public func waitUntilListening() async {
+        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+            let ready = listening.withLock { waiters -> Bool in
+                guard waiters != nil else { return true }
+                waiters!.append(continuation)
+                return false
+            }
+            if ready { continuation.resume() }
+        }
+    }
+
+    private func nowListening() {
+        let waiters = listening.withLock { waiters -> [CheckedContinuation<Void, Never>] in
+            defer { waiters = nil }
+            return waiters ?? []
+        }
+        for waiter in waiters { waiter.resume() }
+    }
+
+    /// Notifies devices of a change as if the store had announced it (for a
+    /// change the store cannot announce, such as one in another system).
+    /// - Returns: How many notifications were made.
+    @discardableResult
+    public func announce(_ change: StoreChange) async -> Int {
+        await hub.announce(change)
+    }
+
+    /// How many devices are registered, and how many are connected now.
+    public func deviceCounts() async -> (registered: Int, connected: Int) {
+        await hub.counts()
+    }
+
+    // MARK: SyncService
+
+    /// `POST {mount}/register` and, without a WebSocket upgrade, `GET {mount}/stream` (answered 426 or 404).
+    public func handle(_ request: SyncRequest, context: ServiceContext) async throws -> SyncResponse {
+        switch (request.pathWithoutQuery.dropFirst(context.mountPath.count), request.method) {
+        case ("/register", .post):
+            let (input, output) = try codecs.negotiate(contentType: request.contentType, accept: request.accept)
+            guard request.body.count <= configuration.maxRegistrationBytes else {
+                throw SyncServiceError.payloadTooLarge(limit: configuration.maxRegistrationBytes)
+            }
+            let registration: PushRegistration
+            do {
+                registration = try SyncValueDecoder().decode(PushRegistration.self, from: try input.decode(request.body))
+            } catch let error as CodecError {
+                throw error
+            } catch {
+                throw SyncServiceError.badRequest("the body must be {\"deviceToken\": \"…\", \"collections\": [\"…\"]}")
+            }
+            let answer = try await hub.register(
+                PushHub.Key(account: context.account, device: registration.deviceToken), collections: registration.collections)
+            return try .encoded(try SyncValueEncoder().encode(answer), with: output)
+        case ("/stream", .get):
+            let (device, _) = try Self.streamParameters(request.queryItems)
+            guard await hub.isRegistered(PushHub.Key(account: context.account, device: device)) else {
+                throw SyncServiceError.notFound("device \(device) is not registered: POST /push/register first")
+            }
+            throw SyncServiceError(status: 426, message: "the push stream is a WebSocket: send Upgrade: websocket")
+        case ("/register", _), ("/stream", _):
+            throw SyncServiceError.methodNotAllowed("register is POST, stream is GET")
+        default:
+            throw SyncServiceError.notFound("no push resource at \(request.pathWithoutQuery)")
+        }
+    }
+
+    /// The device token and `after` of a stream request.
+    /// - Throws: 400 when either is missing or malformed.
+    static func streamParameters(_ query: [String: String]) throws(SyncServiceError) -> (device: String, after: UInt64) {
+        guard let device = query["deviceToken"], DeviceToken.isValid(device) else {
+            throw .badRequest("deviceToken= must name the registered device (1 to \(DeviceToken.maxLength) characters of A-Z a-z 0-9 . _ : -)")
+        }
+        guard let after = UInt64(query["after"] ?? "0") else {
+            throw .badRequest("after= must be the last seq the device received, a non-negative integer")
+        }
+        return (device, after)
+    }
+
+    // MARK: The writing device
+
+    /// Runs each request's store transactions with ``SyncCore/StoreChange/writer`` set to
+    /// the request's device (`X-Device-Token`), so the device is not notified of
+    /// its own writes; a malformed device token is answered 400.
+    public var writerMiddleware: any SyncServiceMiddleware { WriterMiddleware() }
+
+    private struct WriterMiddleware: SyncServiceMiddleware {
+        func intercept(
+            _ request: SyncRequest, context: ServiceContext,
+            next: @Sendable (SyncRequest, ServiceContext) async throws -> SyncResponse
+        ) async throws -> SyncResponse {
+            guard let device = request.device else { return try await next(request, context) }
+            guard DeviceToken.isValid(device) else {
+                throw SyncServiceError.badRequest("X-Device-Token must be 1 to \(DeviceToken.maxLength) characters of A-Z a-z 0-9 . _ : -")
+            }
+            return try await StoreChange.$writer.withValue(device) { try await next(request, context) }
+        }
+    }
+}
+
+/// A client middleware that names the device in every request (`X-Device-Token`),
+/// so the push server does not notify the device of its own writes.
+///
+/// ```swift
+/// let transport = HTTPClientTransport(baseURL: server)
+///     .with(CredentialsMiddleware(credentials))
+///     .with(PushDeviceMiddleware(deviceToken: "phone-7"))
+/// ```
+public struct PushDeviceMiddleware: SyncClientMiddleware {
+    /// The device's token, as it registers with the push server.
+    public var deviceToken: String
+    /// Makes the middleware.
+    public init(deviceToken: String) { self.deviceToken = deviceToken }
+    /// Sets the request's device and forwards it.
+    public func intercept(
+        _ request: SyncRequest, next: @Sendable (SyncRequest) async throws -> SyncResponse
+    ) async throws -> SyncResponse {
+        var request = request
+        request.device = deviceToken
+        return try await next(request)
+    }
+}
