@@ -34,8 +34,21 @@ struct SyncRun {
         }
         for entry in entries.sorted(by: { rank($0) < rank($1) }) {
             // Re-read: an earlier step may have changed or removed it.
-            guard let current = try await transaction({ tx in try await tx.journal.entry(for: entry.key) }),
-                current.sequence == entry.sequence, current.remote == nil || current.answer != nil
+            let path = entry.key.id.rawValue
+            let (found, waiting) = try await transaction { tx in
+                // An item inside a folder whose creation is still pending waits for it.
+                var ancestor = WebDAVPath.parent(of: path)
+                var waiting = false
+                while !ancestor.isEmpty && !waiting {
+                    if let pending = try await tx.journal.entry(for: FolderSync.key(ancestor)), pending.action == .add {
+                        waiting = true
+                    }
+                    ancestor = WebDAVPath.parent(of: ancestor)
+                }
+                return (try await tx.journal.entry(for: entry.key), waiting)
+            }
+            guard let current = found, !waiting, current.sequence == entry.sequence,
+                current.remote == nil || current.answer != nil
             else { continue }
             do {
                 switch current.action {
@@ -129,6 +142,10 @@ struct SyncRun {
                 ]))
                 return
             }
+        } catch let error as WebDAVError where error.kind == .notAllowed {
+            // Can't be uploaded: inform, keep the entry.
+            report.notices.append(FileNotice(path: path, message: error.description, kept: true))
+            return
         } catch let error as WebDAVError where error.kind == .changedOnServer {
             // Changed between the look and the upload: ask on the next sync, with fresh facts.
             if let fresh = try await client.item(at: path) {
