@@ -79,6 +79,7 @@ MaxRequestWorkers 64
 KeepAliveTimeout 30
 MaxKeepAliveRequests 0
 Timeout 60
+LimitRequestBody 0
 FileETag Digest
 RewriteEngine On
 RewriteCond %{REQUEST_METHOD} !^(PROPFIND|GET|HEAD|OPTIONS)$

@@ -105,6 +105,10 @@ struct SyncRun {
                 answer = try await ask(entry, .init(kind: .existsOnServer, path: path, localTime: item.modified, serverTime: server.modified, localSize: item.size, choices: Self.bothChoices))
             } else if let server, arch != nil && server.etag == arch {
                 answer = nil
+            } else if let server, server.size == item.size, try await sameContent(path, server) {
+                // The server already holds what the device holds (a cut answer, or the same edit on both sides).
+                try await settle(entry, path: path, local: item)
+                return
             } else if let server {
                 let kind: FileQuestion.Kind = entry.archCopy == nil ? .existsOnServer : .changedOnBoth
                 answer = try await ask(entry, .init(kind: kind, path: path, localTime: item.modified, serverTime: server.modified, localSize: item.size, serverSize: server.size, choices: Self.bothChoices), remote: Self.serverRecord(server))
@@ -157,6 +161,30 @@ struct SyncRun {
         report.uploaded.append(path)
         moved(item.size, path)
         try await settle(entry, path: path, local: item)
+    }
+
+    /// Whether the server's file at `path` holds the same bytes as the local copy.
+    func sameContent(_ path: String, _ server: WebDAVItem) async throws -> Bool {
+        let part = local.partFile(for: path)
+        defer { unlink(part) }
+        do {
+            try await client.download(path, to: part)
+        } catch let error as WebDAVError where error.kind == .notFound {
+            return false
+        }
+        guard let mine = FileHandle(forReadingAtPath: local.absolute(path)), let theirs = FileHandle(forReadingAtPath: part) else {
+            return false
+        }
+        defer {
+            try? mine.close()
+            try? theirs.close()
+        }
+        while true {
+            let a = try mine.read(upToCount: 1 << 16) ?? Data()
+            let b = try theirs.read(upToCount: 1 << 16) ?? Data()
+            if a != b { return false }
+            if a.isEmpty { return true }
+        }
     }
 
     /// The server took the entry's change: cache what it holds now, acknowledge the entry.
@@ -539,7 +567,7 @@ struct SyncRun {
             busy.contains { FolderSync.isInside(path, $0) || FolderSync.isInside($0, path) }
         }
         let onServer = Set(server.map(\.path))
-        for item in server.sorted(by: { $0.path < $1.path }) where !isBusy(item.path) && !item.path.hasSuffix(LocalFolder.partSuffix) {
+        for item in server.sorted(by: { $0.path < $1.path }) where !isBusy(item.path) && !Self.isTemporary(item.path) {
             let known = cached[item.path]
             if item.isDirectory {
                 if known == nil || local.item(item.path) == nil {
@@ -578,6 +606,12 @@ struct SyncRun {
             }
             try await transaction { tx in try await Cache(tx).remove(path) }
         }
+    }
+
+    /// Whether `path` names a file in the making: a device's part file, or Apache's upload in progress.
+    static func isTemporary(_ path: String) -> Bool {
+        let name = WebDAVPath.name(of: path)
+        return name.hasSuffix(LocalFolder.partSuffix) || name.hasPrefix(".davfs.tmp")
     }
 
     /// Downloads `item` to a part file next to its place and renames it in.
