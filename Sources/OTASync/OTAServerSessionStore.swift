@@ -169,19 +169,25 @@ struct OTAServerSessionStore: Sendable {
         }
     }
 
-    /// Adds a new session to its device's list, and removes the device's sessions that are finished
-    /// or idle since before `expiredBefore` (or gone).
+    /// How many unfinished sessions of one device are kept besides a new one: a device runs one at a
+    /// time, so older ones were abandoned.
+    static let keptSessionsPerDevice = 8
+
+    /// Adds a new session to its device's list, and removes the device's sessions that are finished,
+    /// idle since before `expiredBefore`, or older than the ``keptSessionsPerDevice`` latest.
     private static func register(
         _ id: String, device: String, account: AccountID, expiredBefore: Date, in tx: any StoreTransaction
     ) async throws {
         let devicePeer = OTADeviceState.peer(device)
         let listed = try await tx.metadata(deviceSessionsKey, for: devicePeer)?.arrayValue?.compactMap(\.stringValue) ?? []
         var kept: [String] = []
-        for other in listed where other != id {
+        let others = listed.filter { $0 != id }
+        for (index, other) in others.enumerated() {
             let peer = peer(other)
             guard let value = try await tx.metadata(stateKey, for: peer) else { continue }
             guard let session = OTAServerSession(value, id: other, account: account),
-                !session.isFinished, session.lastActivity >= expiredBefore
+                !session.isFinished, session.lastActivity >= expiredBefore,
+                index >= others.count - keptSessionsPerDevice
             else {
                 try await remove(other, value, in: tx)
                 continue

@@ -148,9 +148,43 @@ struct OTASharedSessionTests {
         #expect(message.header.result == nil)
         #expect(message.header.sequence == 4)
     }
+
+    @Test("a device's new session removes its finished sessions from the store")
+    func finishedSessionsAreRemoved() async throws {
+        let store = MemoryStore()
+        let cookies = CookieRecorder()
+        let phone = OTAHarness().device("phone", through: OTAHarness.loopback(to: Self.server(on: store)).with(cookies))
+        try await phone.add(["first name": "Ada"])
+        try await phone.sync()
+        try await phone.add(["first name": "Bo"])
+        try await phone.sync()
+        let sessions = cookies.sessions
+        #expect(sessions.count == 2, "\(sessions)")
+        func stored(_ session: String, _ key: String) async throws -> SyncValue? {
+            try await store.transaction(for: "ada") { tx in try await tx.metadata(key, for: PeerID("ota-session:\(session)")) }
+        }
+        let (first, second) = (try #require(sessions.first), try #require(sessions.last))
+        #expect(try await stored(first, "ota.session") == nil)
+        #expect(try await stored(first, "ota.session.reply.1") == nil)
+        #expect(try await stored(second, "ota.session") != nil)
+        #expect(try await stored(second, "ota.session.reply.1") != nil)
+    }
 }
 
 // MARK: - Helpers
+
+/// Notes the sessions the server's answers name, in order.
+final class CookieRecorder: SyncClientMiddleware {
+    private let seen = Mutex<[String]>([])
+
+    var sessions: [String] { seen.withLock { $0 } }
+
+    func intercept(_ request: SyncRequest, next: @Sendable (SyncRequest) async throws -> SyncResponse) async throws -> SyncResponse {
+        let response = try await next(request)
+        if let session = response.session { seen.withLock { if $0.last != session { $0.append(session) } } }
+        return response
+    }
+}
 
 /// Hands each request to the next of several services in turn, as a load balancer without
 /// stickiness does, and counts what each answered.
