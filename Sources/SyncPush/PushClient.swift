@@ -67,6 +67,13 @@ public final class PushClient: Sendable {
         }
     }
 
+    /// TLS settings that trust the certificate authorities in a PEM file instead of the system's.
+    public static func tls(trustingPEMFile path: String) -> TLSConfiguration {
+        var tls = TLSConfiguration.makeClientConfiguration()
+        tls.trustRoots = .file(path)
+        return tls
+    }
+
     /// What the client did, for a log line or a test.
     public enum Event: Sendable, Hashable {
         /// Registered: the collections with push, and those polled.

@@ -81,6 +81,21 @@ extension PushServer {
         guard let (id, notifications) = await hub.connect(key, after: after) else { return }
         let logger = self.logger
         logger.debug("push stream open", metadata: ["device": "\(key.device)", "account": "\(key.account)"])
+        let hub = self.hub
+        await withGracefulShutdownHandler {
+            await forward(notifications, inbound: inbound, outbound: outbound)
+        } onGracefulShutdown: {
+            // The server stops: close the stream, so the device reconnects to another one.
+            Task { await hub.disconnect(key, id: id) }
+        }
+        await hub.disconnect(key, id: id)
+        logger.debug("push stream closed", metadata: ["device": "\(key.device)", "account": "\(key.account)"])
+    }
+
+    /// Writes each notification to the WebSocket until the stream or the device ends.
+    private func forward(
+        _ notifications: AsyncStream<PushNotification>, inbound: WebSocketInboundStream, outbound: WebSocketOutboundWriter
+    ) async {
         await withTaskGroup(of: Void.self) { group in
             group.addTask {
                 // The device sends nothing; reading notices its close.
@@ -106,7 +121,5 @@ extension PushServer {
             await group.next()
             group.cancelAll()
         }
-        await hub.disconnect(key, id: id)
-        logger.debug("push stream closed", metadata: ["device": "\(key.device)", "account": "\(key.account)"])
     }
 }

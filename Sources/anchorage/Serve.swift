@@ -7,6 +7,7 @@ import Logging
 import OTASync
 import SyncCore
 import SyncHTTP
+import SyncPush
 
 /// `anchorage serve`: runs the sync server over HTTP or HTTPS.
 struct Serve: AsyncParsableCommand {
@@ -16,6 +17,11 @@ struct Serve: AsyncParsableCommand {
             Mounts every stack on one HTTP server: Aquasync at /deltas, appSync at /rest (object types \
             from --appsync-type) and OTA sync at /ota (dataclasses from --ota-dataclass; messages up to \
             --ota-max-message-bytes).
+
+            The push server is at /push: a device registers the collections it monitors (POST \
+            /push/register) and hears on a WebSocket (GET /push/stream) when another device's commit \
+            changes one of them; `anchorage sync --watch` is such a device. Several servers on one \
+            PostgreSQL database each hear every server's commits. See docs/push.md.
 
             Requests authenticate with HTTP Basic or a bearer token from the users file (see \
             `anchorage users`). The server reads the file again whenever it changes, so accounts added \
@@ -93,6 +99,9 @@ struct Serve: AsyncParsableCommand {
             """)
     var otaConflicts: OTAConflicts = .server
 
+    @Option(help: "Push: how many notifications the server keeps for a device while it is away.")
+    var pushQueueLength = 64
+
     @Option(help: "The largest request body accepted, in bytes.")
     var maxRequestBytes = 64 << 20
 
@@ -140,6 +149,7 @@ struct Serve: AsyncParsableCommand {
         if let maxRecordBytes, maxRecordBytes < 1 { throw ValidationError("--max-record-bytes must be at least 1") }
         if let quotaRecords, quotaRecords < 0 { throw ValidationError("--quota-records must not be negative") }
         if let quotaBytes, quotaBytes < 0 { throw ValidationError("--quota-bytes must not be negative") }
+        guard pushQueueLength >= 1 else { throw ValidationError("--push-queue-length must be at least 1") }
         guard maxConnections >= 1 else { throw ValidationError("--max-connections must be at least 1") }
         guard requestTimeout >= 0 else { throw ValidationError("--request-timeout must not be negative (0: no limit)") }
         guard loginFailures >= 0, loginFailuresPerAddress >= 0 else {
@@ -192,8 +202,14 @@ struct Serve: AsyncParsableCommand {
                         store: syncStore, codecs: CodecChoice.allCodecs, dataclasses: Set(otaDataclasses),
                         conflictPolicy: otaConflicts.policy, validation: validation, maxMessageBytes: otaMaxMessageBytes),
                     at: "/ota")
+            guard let notifyingStore = unmeteredStore as? any ChangeNotifyingStore else {
+                throw failure("the store \(store) does not announce its commits, which the push server needs", code: 70)
+            }
+            let push = PushServer(
+                store: notifyingStore, codecs: CodecChoice.allCodecs, configuration: .init(queueLength: pushQueueLength),
+                logger: logger)
             let server = HTTPSyncServer(
-                service: router, authenticator: authenticator,
+                service: router.mounting(push, at: "/push").with(push.writerMiddleware), authenticator: authenticator,
                 configuration: .init(
                     host: host, port: port, maxRequestBytes: maxRequestBytes, maxConcurrentRequests: maxConnections,
                     requestTimeout: requestTimeout == 0 ? nil : .seconds(requestTimeout),
@@ -205,11 +221,11 @@ struct Serve: AsyncParsableCommand {
                     tls: tls),
                 logger: logger,
                 onRunning: { [host, store] port in
-                    FileHandle.standardOutput.write(Data("anchorage \(AnchorageVersion.current) serving on \(tls == nil ? "http" : "https")://\(host):\(port) (store \(store); Aquasync at /deltas, appSync at /rest, OTA at /ota)\n".utf8))
+                    FileHandle.standardOutput.write(Data("anchorage \(AnchorageVersion.current) serving on \(tls == nil ? "http" : "https")://\(host):\(port) (store \(store); Aquasync at /deltas, appSync at /rest, OTA at /ota, push at /push)\n".utf8))
                 },
                 observability: ServerObservability(
                     readiness: ServerObservability.storeReadiness(unmeteredStore), prometheus: metrics ? registry : nil))
-            try await server.runService()
+            try await PushHTTPServer(server, push: push).runService()
         }
     }
 }

@@ -5,6 +5,7 @@ import Foundation
 import OTASync
 import SyncCore
 import SyncHTTP
+import SyncPush
 
 /// `anchorage sync`: syncs a device's local store with a server once.
 struct Sync: AsyncParsableCommand {
@@ -26,6 +27,12 @@ struct Sync: AsyncParsableCommand {
             An https:// server's certificate must be signed by a certificate authority
             the system trusts, or by one in the PEM file --ca-file names (your own CA):
             a certificate that is not trusted stops the sync at once with one line.
+
+            With --watch, sync stays connected to the server's push stream (/push) and syncs each \
+            collection another device changes, printing one line per sync, until interrupted; the \
+            collections are the stack's (--model for Aquasync, --appsync-type, --dataclass), and those \
+            the server has no push for are synced every poll interval it names. It syncs everything \
+            once on connecting, and again whenever the server cannot prove nothing was missed.
 
             Exit status: 0 synced; 64 a bad argument, or no account or password; 66
             --ca-file cannot be read (65: it holds no certificate); 69 the server
@@ -88,6 +95,12 @@ struct Sync: AsyncParsableCommand {
     @Option(help: "OTA: the device's id; by default one made once and kept in the local store.")
     var deviceID: String?
 
+    @Flag(help: "Stay connected and sync on every push notification, one line per sync, until interrupted.")
+    var watch = false
+
+    @Option(help: "Aquasync with --watch: a model whose changes to watch for. Repeatable.")
+    var model: [String] = ["Contact"]
+
     func run() async throws {
         do {
             try await store.withStore { localStore in
@@ -96,7 +109,11 @@ struct Sync: AsyncParsableCommand {
                 let credentials = try Self.credentials(
                     for: account, stack: stack, environment: ProcessInfo.processInfo.environment)
                 try await connection.withTransport { transport in
-                    try await sync(localStore, as: account, over: transport.with(CredentialsMiddleware(credentials)))
+                    if watch {
+                        try await self.watch(localStore, as: account, credentials: credentials, over: transport)
+                    } else {
+                        try await sync(localStore, as: account, over: transport.with(CredentialsMiddleware(credentials)))
+                    }
                 }
             }
         } catch let error as SyncClientError {
@@ -113,6 +130,15 @@ struct Sync: AsyncParsableCommand {
 
     /// Syncs `localStore` with the server once, in the chosen stack, and prints what happened.
     private func sync(_ localStore: any SyncStore, as account: AccountID?, over transport: any SyncClientTransport) async throws {
+        print(try await syncOnce(localStore, as: account, over: transport, only: nil))
+        try await printConflicts(localStore, as: account)
+    }
+
+    /// Syncs `localStore` once — only the collection `only` where the stack can — prints the changes the
+    /// server refused, and returns the line saying what happened.
+    private func syncOnce(
+        _ localStore: any SyncStore, as account: AccountID?, over transport: any SyncClientTransport, only: CollectionID?
+    ) async throws -> String {
         let server = connection.server
         switch stack {
         case .aquasync:
@@ -120,16 +146,17 @@ struct Sync: AsyncParsableCommand {
             if let priority { configuration.conflictPolicy = priority.policy(for: stack) }
             let client = AquasyncClient(store: localStore, transport: transport, codec: codec.codec, configuration: configuration)
             let report = try await client.sync()
-            print("synced with \(server) in \(codec.rawValue): pulled \(report.pulled), pushed \(report.pushed), latest UST \(try await client.latestUST())")
             Self.printRefused(report.refused)
+            return "synced with \(server) in \(codec.rawValue): pulled \(report.pulled), pushed \(report.pushed), latest UST \(try await client.latestUST())"
         case .appsync:
+            let types = try appSyncTypes.map(AppSyncObjectType.init(argument:))
             let client = AppSyncClient(
                 store: localStore, transport: transport, codec: codec.codec,
-                types: try appSyncTypes.map(AppSyncObjectType.init(argument:)),
+                types: types.filter { only == nil || Self.collection(ofType: $0.name) == only },
                 configuration: .init(conflictPolicy: (priority ?? .timestamp).policy(for: stack)))
             let report = try await client.sync()
-            print("synced with \(server) in \(codec.rawValue): downloaded \(report.downloaded), uploaded \(report.uploaded), conflicts \(report.conflicts), rejected \(report.rejected.count)")
             Self.printRefused(report.refused)
+            return "synced with \(server) in \(codec.rawValue): downloaded \(report.downloaded), uploaded \(report.uploaded), conflicts \(report.conflicts), rejected \(report.rejected.count)"
         case .ota:
             guard let account else { throw Self.noAccount(stack) }
             let device: String
@@ -138,14 +165,77 @@ struct Sync: AsyncParsableCommand {
             if let priority { configuration.conflictPolicy = priority.policy(for: stack) }
             let client = OTAClient(
                 records: OTADeviceRecords(store: localStore, account: account), deviceID: device,
-                transport: transport, codec: codec.codec, dataclasses: Self.unique(dataclasses), configuration: configuration)
+                transport: transport, codec: codec.codec,
+                dataclasses: Self.unique(dataclasses).filter { only == nil || CollectionID($0) == only }, configuration: configuration)
             let report = try await client.sync()
-            print("synced with \(server) in \(codec.rawValue) as \(account) (device \(device)): \(Self.summary(report, dataclasses: client.dataclasses))")
             Self.printRefused(report.refused)
+            return "synced with \(server) in \(codec.rawValue) as \(account) (device \(device)): \(Self.summary(report, dataclasses: client.dataclasses))"
         }
+    }
+
+    /// Prints how many of the stack's conflicts wait for the user's answer.
+    private func printConflicts(_ localStore: any SyncStore, as account: AccountID?) async throws {
         if let journalAccount = stack == .ota ? account : DeviceSettings.account {
             print(try await Self.waitingConflicts(in: localStore, account: journalAccount, stack: stack))
         }
+    }
+
+    // MARK: Watching
+
+    /// The server collections the stack's records live in, which `--watch` monitors.
+    var watchedCollections: [CollectionID] {
+        get throws {
+            switch stack {
+            case .aquasync: return Self.unique(model).map { CollectionID("aquasync/" + $0) }
+            case .appsync: return try appSyncTypes.map { Self.collection(ofType: try AppSyncObjectType(argument: $0).name) }
+            case .ota: return Self.unique(dataclasses).map { CollectionID($0) }
+            }
+        }
+    }
+
+    /// Writes a line to standard output at once (print's buffer would hold it while watching).
+    static func say(_ line: String) {
+        FileHandle.standardOutput.write(Data((line + "\n").utf8))
+    }
+
+    /// The collection of an appSync object type.
+    static func collection(ofType name: String) -> CollectionID { CollectionID("appsync/" + name) }
+
+    /// Stays connected to the push server, syncing each notified collection, until interrupted.
+    private func watch(
+        _ localStore: any SyncStore, as account: AccountID?, credentials: Credentials, over transport: HTTPClientTransport
+    ) async throws {
+        let token: String
+        if let deviceID { token = deviceID } else { token = try await DeviceSettings.deviceID(in: localStore) }
+        let syncing = transport.with(CredentialsMiddleware(credentials)).with(PushDeviceMiddleware(deviceToken: token))
+        let collections = try watchedCollections
+        let push = PushClient(
+            server: try connection.url, credentials: credentials, deviceToken: token, collections: collections,
+            transport: transport.with(CredentialsMiddleware(credentials)), codec: codec.codec,
+            configuration: .init(tls: connection.caFile.map { PushClient.tls(trustingPEMFile: $0) })
+        ) { collection in
+            let line = try await syncOnce(localStore, as: account, over: syncing, only: collection)
+            Self.say("\(collection): \(line)")
+        }
+        let events = Task {
+            var watching: [CollectionID]?
+            for await event in push.events {
+                switch event {
+                case .registered(let pushed, let poll):
+                    guard watching != pushed else { continue }
+                    watching = pushed
+                    Self.say("watching \(pushed.map(\.rawValue).joined(separator: ", "))" + (poll.isEmpty ? "" : "; polling \(poll.map(\.rawValue).joined(separator: ", "))"))
+                case .syncFailed(let collection, let message):
+                    Self.say("\(collection): sync failed: \(message)")
+                case .disconnected(let message, let retryIn):
+                    Self.say("push stream closed (\(message)); reconnecting in \(retryIn)")
+                default:
+                    continue
+                }
+            }
+        }
+        defer { events.cancel() }
+        try await push.run()
     }
 
     /// One line per change the server refused for good: its key and the server's reason.
