@@ -30,21 +30,22 @@ struct LoadBalancerTests {
             var random = SeededGenerator(seed: 0x10AD_BA1A ^ UInt64(BalancedStack.allCases.firstIndex(of: stack)!))
             var ledgers = devices.map { _ in DeviceLedger() }
             var slowAfterCheckpoint: [String] = []
+            var kills: [Task<Void, any Error>] = []
             for round in 0..<100 {
                 for (index, device) in devices.enumerated() {
                     for _ in 0..<2 { try await ledgers[index].edit(on: device, round: round, using: &random) }
                 }
-                // The kill lands while the three devices sync; the process is back before the next round.
-                let kill: Task<Void, any Error>? = round % 10 == 5 ? Task { try await servers.killNext() } : nil
+                // The kill lands while the three devices sync; the rounds go on while the process restarts.
+                if round % 10 == 5 { kills.append(Task { try await servers.killNext() }) }
                 let reports = try await withThrowingTaskGroup(of: (Int, BalancedDevice.Report).self) { group in
                     for (index, device) in devices.enumerated() { group.addTask { (index, try await device.sync()) } }
                     return try await group.reduce(into: [:]) { $0[$1.0] = $1.1 }
                 }
-                try await kill?.value
                 for (index, report) in reports where report.hadCheckpoint && report.modes.contains(where: { $0 != .fast }) {
                     slowAfterCheckpoint.append("round \(round), device \(index): \(report.modes)")
                 }
             }
+            for kill in kills { try await kill.value }
             for _ in 0..<2 { for device in devices { _ = try await device.sync() } }
 
             #expect(await servers.kills == 10)
@@ -68,7 +69,9 @@ struct LoadBalancerTests {
         }
     }
 
-    @Test("an OTA slow sync of 10,000 records spread over the three processes completes while they are killed; a fast sync of 3 dataclasses is then one round trip")
+    @Test(
+        "an OTA slow sync of 10,000 records spread over the three processes completes while they are killed; a fast sync of 3 dataclasses is then one round trip; a message repeated to another process gets the same answer"
+    )
     func otaSlowSyncOverEveryProcess() async throws {
         let limit = 256 * 1024
         try await BalancedServers.with(accounts: ["ada"], arguments: ["--ota-max-message-bytes", String(limit)]) { servers in
@@ -122,6 +125,47 @@ struct LoadBalancerTests {
             #expect(fast.roundTrips == 1)
             #expect(fast.sentItems == 3)
             #expect(Set(fast.modes.values) == [.fast])
+
+            // A message repeated to another process than the one that answered it: the same answer, applied once.
+            let processes = servers.addresses.map { address in
+                HTTPClientTransport(baseURL: URL(string: "http://\(address)")!)
+                    .with(CredentialsMiddleware(.bearer(servers.tokens["ada"]!)))
+            }
+            let message = OTAMessage(
+                header: OTAHeader(userid: "ada", deviceid: "probe", sequence: 1, isFinal: true),
+                body: [
+                    .command(OTACommand(
+                        name: "sync-start", sequence: 1,
+                        params: ["uri": "com.apple.Bookmarks", "anchors": OTAAnchors(mode: .slow, nextDeviceAnchor: "p.1").value])),
+                    .command(OTACommand(
+                        name: "sync-changes", sequence: 2,
+                        params: [
+                            "uri": "com.apple.Bookmarks", "itemtype": "records",
+                            "items": [
+                                "P-1": OTAItem.add(entity: "bookmark", record: ["name": "probe 1"]).value,
+                                "P-2": OTAItem.add(entity: "bookmark", record: ["name": "probe 2"]).value,
+                            ],
+                        ])),
+                ])
+            func post(to process: Int, session: String?) async throws -> SyncResponse {
+                try await processes[process].send(
+                    SyncRequest(
+                        method: .post, path: "/ota", contentType: "application/json", accept: "application/json",
+                        session: session, body: try JSONCodec().encode(message.value)))
+            }
+            let first = try await post(to: 0, session: nil)
+            #expect(first.status == 200)
+            let session = try #require(first.session)
+            let again = try await post(to: 1, session: session)
+            #expect(again.status == 200)
+            #expect(again.body == first.body)
+            let probes = try await servers.withStore { store in
+                try await store.transaction(for: "ada") { tx in
+                    try await tx.records(in: "com.apple.Bookmarks", after: nil, limit: 1_000)
+                        .compactMap { try OTARecord($0.record).fields["name"]?.stringValue }.filter { $0.hasPrefix("probe") }
+                }
+            }
+            #expect(probes.sorted() == ["probe 1", "probe 2"])
         }
     }
 }
