@@ -5,6 +5,7 @@ import SyncCore
 import SyncPostgres
 import Synchronization
 import Testing
+import TestSupport
 
 /// A running connection pool on the test server, from which each test makes
 /// stores in schemas of their own, so tests running side by side never see

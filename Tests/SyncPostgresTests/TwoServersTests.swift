@@ -8,6 +8,7 @@ import SyncMessagePack
 import SyncTesting
 import Synchronization
 import Testing
+import TestSupport
 
 /// The `anchorage` executable, built beside the test bundle.
 private let anchorageExecutable = ChildProcess.builtExecutable(named: "anchorage")

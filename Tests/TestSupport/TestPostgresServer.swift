@@ -7,20 +7,24 @@ import SyncTesting
 ///
 /// When no server can be had, ``address`` is `nil`, the reason is printed on
 /// standard error, and the PostgreSQL tests are skipped.
-enum TestPostgresServer {
+public enum TestPostgresServer {
     /// Where a server listens.
-    struct Address: Sendable {
-        var host: String
-        var port: Int
-        var username: String
-        var database: String
+    public struct Address: Sendable {
+        /// The host name or address.
+        public var host: String
+        /// The port.
+        public var port: Int
+        /// The user to connect as (trust authentication: no password).
+        public var username: String
+        /// The database to connect to.
+        public var database: String
     }
 
     /// The server's address, or `nil` when none could be started.
-    static let address: Address? = findOrStart()
+    public static let address: Address? = findOrStart()
 
     /// Whether a server is available.
-    static var isAvailable: Bool { address != nil }
+    public static var isAvailable: Bool { address != nil }
 
     /// The directory of the server this process started, if it did.
     nonisolated(unsafe) private static var ownedDirectory: String?
