@@ -385,6 +385,20 @@ struct SyncRun {
         do {
             try await makeParents(path)
             try await client.move(source, to: path, precondition: server.isDirectory || answer != nil ? .none : server.etag.map { .etag($0) } ?? .none)
+        } catch let error as WebDAVError where error.kind == .changedOnServer {
+            guard try await client.item(at: path) != nil else { throw error }
+            // Something is already at the destination: the move becomes an upload there (which asks,
+            // as an upload of an item the device never saw does) and a delete of the source.
+            try await transaction { tx in
+                try await tx.journal.remove(entry.key)
+                try await tx.journal.recordLocalChange(
+                    .add, local: FolderSync.localRecord(path, item, from: nil), at: entry.recordedAt, basedOn: nil)
+                let cached = try await Cache(tx).item(source)
+                try await tx.journal.recordLocalChange(
+                    .delete, local: FolderSync.localRecord(source, nil, from: nil).tombstone(version: FolderSync.version(entry.recordedAt)),
+                    at: entry.recordedAt, basedOn: cached?.version)
+            }
+            return
         } catch let error as WebDAVError where error.kind == .notAllowed {
             // Can't be moved on the server: inform, drop the entry, put the local copy back.
             report.notices.append(FileNotice(path: path, message: "the server would not move it from \(source): " + error.description, kept: false))

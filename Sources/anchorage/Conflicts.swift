@@ -1,4 +1,5 @@
 import ArgumentParser
+import FileSync
 import Foundation
 import SyncCore
 
@@ -39,6 +40,9 @@ struct Conflicts: AsyncParsableCommand {
         @Option(help: "OTA: the account the records belong to (default: the one this store was last used with).")
         var user: String?
 
+        @Flag(help: "The questions of `anchorage files sync` (in its store).")
+        var files = false
+
         /// Refuses `--user` without `--stack ota`.
         func validate() throws {
             if stack != .ota, user != nil { throw ValidationError("--user goes with --stack ota") }
@@ -47,14 +51,17 @@ struct Conflicts: AsyncParsableCommand {
         /// Runs `body` with the store and the local account the stack's records live under.
         func withJournal<Result: Sendable>(_ body: (any SyncStore, AccountID) async throws -> Result) async throws -> Result {
             try await store.withStore { store in
-                let account = stack == .ota ? try await DeviceSettings.otaAccount(user, in: store) : DeviceSettings.account
+                let account =
+                    files ? Files.account : stack == .ota ? try await DeviceSettings.otaAccount(user, in: store) : DeviceSettings.account
                 return try await body(store, account)
             }
         }
 
         /// The conflicts of this stack's records in `store`.
         func conflicts(in store: any SyncStore, account: AccountID) async throws -> [SyncConflict] {
-            try await store.openConflicts(for: account).filter { stack.owns($0.key.collection) }
+            try await store.openConflicts(for: account).filter {
+                files ? $0.key.collection == FolderSync.collection : stack.owns($0.key.collection)
+            }
         }
     }
 
@@ -122,10 +129,13 @@ struct Conflicts: AsyncParsableCommand {
         @Option(help: "Which version to keep: mine (the device's), theirs (the server's), or both.")
         var keep: Keep
 
+        @Option(help: "With --files: create the folder asked about under this name instead.")
+        var name: String?
+
         @OptionGroup var device: Device
 
         func run() async throws {
-            let (id, answer) = (id, keep.answer)
+            let (id, answer) = (id, name.map { ConflictAnswer.merged(["name": .string($0)]) } ?? keep.answer)
             let outcome: String? = try await device.withJournal { store, account in
                 let matches = try await device.conflicts(in: store, account: account)
                     .filter { $0.id == id || $0.key.id.rawValue == id }
