@@ -167,26 +167,45 @@ public actor AppSyncClient {
     ///   on a full disk).
     @discardableResult
     public func save(_ typeName: String, guid: String? = nil, fields: [String: SyncValue]) async throws -> String {
+        try await save(typeName, [(guid, fields)])[0]
+    }
+
+    /// Creates or updates many objects of a type in one transaction — all of them or, when one is
+    /// refused or the store fails, none — each journaled as ``save(_:guid:fields:)`` does: an import's path.
+    /// - Parameters:
+    ///   - typeName: The type.
+    ///   - objects: Each object's guid (a new UUID when `nil`) and fields.
+    /// - Returns: The objects' guids, in the order given.
+    /// - Throws: ``AppSyncError`` (409) when an object's primary key is held by another live object
+    ///   (one saved before it in `objects` included); ``SyncCore/StoreError`` as ``save(_:guid:fields:)``.
+    @discardableResult
+    public func save(_ typeName: String, _ objects: [(guid: String?, fields: [String: SyncValue])]) async throws -> [String] {
         let type = try self.type(typeName)
-        if let reserved = fields.keys.first(where: { AppSyncObject.protocolFields.contains($0) }) {
-            throw AppSyncError.invalid("\(reserved) is a protocol field")
+        for (_, fields) in objects {
+            if let reserved = fields.keys.first(where: { AppSyncObject.protocolFields.contains($0) }) {
+                throw AppSyncError.invalid("\(reserved) is a protocol field")
+            }
         }
-        let guid = guid ?? UUID().uuidString
+        let guids = objects.map { $0.guid ?? UUID().uuidString }
         let time = configuration.clock.now()
         try await store.transaction(for: account) { tx in
-            let existing = try await tx.record(StoredObject.key(typeName, guid)).map { try StoredObject.object($0.record) }
-            let now = Self.wholeSeconds(time)
-            let object = AppSyncObject(
-                guid: guid, fields: fields, timestampCreated: existing?.timestampCreated ?? now, timestampLastUpdate: now)
-            if let primaryKey = type.primaryKeyValue(of: object),
-                let owner = try await StoredObject.owner(of: primaryKey, type: typeName, in: tx), owner != guid
-            {
-                throw AppSyncError(status: 409, message: "object \(owner) already has this primary key")
+            try await tx.prefetch(guids.map { StoredObject.key(typeName, $0) })
+            try await tx.journal.prefetch(guids.map { StoredObject.key(typeName, $0) })
+            for (guid, (_, fields)) in zip(guids, objects) {
+                let existing = try await tx.record(StoredObject.key(typeName, guid)).map { try StoredObject.object($0.record) }
+                let now = Self.wholeSeconds(time)
+                let object = AppSyncObject(
+                    guid: guid, fields: fields, timestampCreated: existing?.timestampCreated ?? now, timestampLastUpdate: now)
+                if let primaryKey = type.primaryKeyValue(of: object),
+                    let owner = try await StoredObject.owner(of: primaryKey, type: typeName, in: tx), owner != guid
+                {
+                    throw AppSyncError(status: 409, message: "object \(owner) already has this primary key")
+                }
+                try await Self.writeLocalChange(
+                    object, replacing: existing, action: existing == nil ? .add : .modify, type: type, at: time, in: tx)
             }
-            try await Self.writeLocalChange(
-                object, replacing: existing, action: existing == nil ? .add : .modify, type: type, at: time, in: tx)
         }
-        return guid
+        return guids
     }
 
     /// Soft-deletes an object (`isdeleted` = 1) as a local change, journaled in the same transaction.

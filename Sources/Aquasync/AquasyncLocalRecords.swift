@@ -60,19 +60,35 @@ public struct AquasyncLocalRecords: Sendable {
     /// - Returns: The record's gid.
     @discardableResult
     public func save(_ model: String, gid: String? = nil, fields: [String: SyncValue]) async throws -> String {
+        try await save(model, [(gid, fields)])[0]
+    }
+
+    /// Creates or replaces many records of `model` in one transaction — all of them or, when one is
+    /// invalid or the store fails, none — and journals each change: an import's path.
+    /// - Parameters:
+    ///   - model: The model, such as `Contact`.
+    ///   - records: Each record's id (a new lowercase UUID when `nil`) and fields, as ``save(_:gid:fields:)`` takes them.
+    /// - Returns: The records' gids, in the order given.
+    @discardableResult
+    public func save(_ model: String, _ records: [(gid: String?, fields: [String: SyncValue])]) async throws -> [String] {
         guard DeltaPack.isValidModelName(model) else { throw AquasyncValidationError("\"\(model)\" is not a model name") }
-        if let bad = fields.keys.first(where: { Delta.syncColumns.contains($0) || $0 == Self.legacyDirtyColumn || $0.hasPrefix("_") }) {
-            throw AquasyncValidationError("\"\(bad)\" is a sync column or starts with '_': choose another field name")
+        var writes: [(gid: String, fields: [String: SyncValue], isDeleted: Bool)] = []
+        writes.reserveCapacity(records.count)
+        for (gid, fields) in records {
+            if let bad = fields.keys.first(where: { Delta.syncColumns.contains($0) || $0 == Self.legacyDirtyColumn || $0.hasPrefix("_") }) {
+                throw AquasyncValidationError("\"\(bad)\" is a sync column or starts with '_': choose another field name")
+            }
+            let gid = gid ?? UUID().uuidString.lowercased()
+            guard isLowercaseUUID(gid) else { throw AquasyncValidationError("gid must be a lowercase UUID") }
+            writes.append((gid, fields, false))
         }
-        let gid = gid ?? UUID().uuidString.lowercased()
-        guard isLowercaseUUID(gid) else { throw AquasyncValidationError("gid must be a lowercase UUID") }
-        try await write(model, gid: gid, fields: fields, isDeleted: false)
-        return gid
+        try await write(model, writes)
+        return writes.map(\.gid)
     }
 
     /// Soft-deletes a record and journals the change; its fields are cleared.
     public func delete(_ model: String, gid: String) async throws {
-        try await write(model, gid: gid, fields: [:], isDeleted: true)
+        try await write(model, [(gid, [:], true)])
     }
 
     /// The record `gid` of `model`, deleted or not, or `nil` if this device never saw it.
@@ -104,26 +120,32 @@ public struct AquasyncLocalRecords: Sendable {
         }
     }
 
-    private func write(_ model: String, gid: String, fields: [String: SyncValue], isDeleted: Bool) async throws {
+    /// Writes each version in one transaction and journals it, stamped after the version it replaces.
+    private func write(_ model: String, _ writes: [(gid: String, fields: [String: SyncValue], isDeleted: Bool)]) async throws {
         let token = try await deviceToken()
         let now = clock.now()
         try await store.transaction(for: account) { tx in
-            let key = StoredDelta.key(model, gid)
-            var timestamp = Delta.milliseconds(now)
-            var held: Delta?
-            if let existing = try await tx.record(key) {
-                let delta = try StoredDelta.delta(existing)
-                timestamp = max(timestamp, delta.localTimestamp + 1)
-                // A version marked dirty by an earlier version of the library never reached the server.
-                if existing.record.fields[Self.legacyDirtyColumn] != .bool(true) { held = delta }
+            let keys = writes.map { StoredDelta.key(model, $0.gid) }
+            try await tx.prefetch(keys)
+            try await tx.journal.prefetch(keys)
+            for (gid, fields, isDeleted) in writes {
+                let key = StoredDelta.key(model, gid)
+                var timestamp = Delta.milliseconds(now)
+                var held: Delta?
+                if let existing = try await tx.record(key) {
+                    let delta = try StoredDelta.delta(existing)
+                    timestamp = max(timestamp, delta.localTimestamp + 1)
+                    // A version marked dirty by an earlier version of the library never reached the server.
+                    if existing.record.fields[Self.legacyDirtyColumn] != .bool(true) { held = delta }
+                }
+                let delta = Delta(gid: gid, deviceToken: token, localTimestamp: timestamp, isDeleted: isDeleted, fields: fields)
+                try await tx.put(StoredDelta.record(delta, model: model))
+                let action: JournalAction = isDeleted ? .delete : held == nil ? .add : .modify
+                // Without a pending entry, the version held is the server's.
+                try await tx.journal.recordLocalChange(
+                    action, local: StoredDelta.neutral(delta, model: model), at: now,
+                    basedOn: held.map { StoredDelta.serverVersion($0, model: model) })
             }
-            let delta = Delta(gid: gid, deviceToken: token, localTimestamp: timestamp, isDeleted: isDeleted, fields: fields)
-            try await tx.put(StoredDelta.record(delta, model: model))
-            let action: JournalAction = isDeleted ? .delete : held == nil ? .add : .modify
-            // Without a pending entry, the version held is the server's.
-            try await tx.journal.recordLocalChange(
-                action, local: StoredDelta.neutral(delta, model: model), at: now,
-                basedOn: held.map { StoredDelta.serverVersion($0, model: model) })
         }
     }
 

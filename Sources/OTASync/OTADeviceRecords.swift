@@ -43,15 +43,33 @@ public struct OTADeviceRecords: Sendable {
     ///   has no room: then neither the record nor its entry is written).
     @discardableResult
     public func save(dataclass: String, luid: String? = nil, entity: String, fields: [String: SyncValue]) async throws -> String {
-        let luid = luid ?? Self.newLUID()
+        try await save(dataclass: dataclass, [(luid, entity, fields)])[0]
+    }
+
+    /// Adds or replaces many records of a dataclass in one transaction — all of them or, when the
+    /// store fails, none — each journaled as ``save(dataclass:luid:entity:fields:)`` does: an import's path.
+    /// - Parameters:
+    ///   - dataclass: The dataclass.
+    ///   - records: Each record's LUID (a new one when `nil`), entity and fields.
+    /// - Returns: The records' LUIDs, in the order given.
+    /// - Throws: ``SyncCore/StoreError``, as ``save(dataclass:luid:entity:fields:)``.
+    @discardableResult
+    public func save(
+        dataclass: String, _ records: [(luid: String?, entity: String, fields: [String: SyncValue])]
+    ) async throws -> [String] {
+        let luids = records.map { $0.luid ?? Self.newLUID() }
         let journal = OTADeviceJournal(dataclass: dataclass, now: clock.now(), keepsSynced: false)
         try await store.transaction(for: account) { tx in
-            let current = try await tx.record(journal.key(luid))?.record
-            let action: JournalAction = current.map { $0.isDeleted ? .add : .modify } ?? .add
-            try await journal.recordLocalChange(
-                action, current.flatMap { $0.isDeleted ? nil : $0 }, luid: luid, entity: entity, fields: fields, in: tx)
+            try await tx.prefetch(luids.map(journal.key))
+            try await tx.journal.prefetch(luids.map(journal.key))
+            for (luid, (_, entity, fields)) in zip(luids, records) {
+                let current = try await tx.record(journal.key(luid))?.record
+                let action: JournalAction = current.map { $0.isDeleted ? .add : .modify } ?? .add
+                try await journal.recordLocalChange(
+                    action, current.flatMap { $0.isDeleted ? nil : $0 }, luid: luid, entity: entity, fields: fields, in: tx)
+            }
         }
-        return luid
+        return luids
     }
 
     /// Deletes a record, with its journal entry in the same transaction; the

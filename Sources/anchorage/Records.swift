@@ -23,14 +23,18 @@ struct Records: AsyncParsableCommand {
               anchorage records save --stack ota --user ada com.apple.contacts.Contact "first name=Ada"
               anchorage records list --stack ota
               anchorage records delete --stack ota LUID
+              anchorage records import Contact contacts.jsonl
+              anchorage records export Contact contacts.json
 
             A field is NAME=VALUE, or NAME:TYPE=VALUE to give its type (see
             `anchorage records save --help`).
 
             Exit status: 0 done; 64 a bad argument or field; 65 a record the stack
-            refuses; 67 no such record; 74 the store cannot be opened.
+            refuses, or an import file that is not records; 66 an import file that
+            cannot be read; 67 no such record; 73 an export file that cannot be
+            written; 74 the store cannot be opened, or failed during an import.
             """,
-        subcommands: [Save.self, Delete.self, List.self]
+        subcommands: [Save.self, Delete.self, List.self, Import.self, Export.self]
     )
 
     /// The kinds of records the command edits.
@@ -58,6 +62,61 @@ struct Records: AsyncParsableCommand {
             guard stack != .ota else { return }
             if dataclass != nil { throw ValidationError("--dataclass goes with --stack ota") }
             if user != nil { throw ValidationError("--user goes with --stack ota") }
+        }
+
+        /// The model (or appSync type) and the file named by an import's or export's arguments; the
+        /// model is empty with `--stack ota`, which names the dataclass with `--dataclass`.
+        func modelAndFile(_ arguments: [String]) throws -> (model: String, file: String) {
+            switch (stack, arguments.count) {
+            case (.ota, 1): return ("", arguments[0])
+            case (.ota, _): throw ValidationError("with --stack ota, name the file alone (the dataclass with --dataclass)")
+            case (_, 2): return (arguments[0], arguments[1])
+            default: throw ValidationError("name the \(stack == .appsync ? "type" : "model") and the file")
+            }
+        }
+
+        /// Saves `records` (objects of a records file) in one transaction; `firstNumber` is the first
+        /// one's number in the file, for messages.
+        func save(_ records: [[String: SyncValue]], model: String, firstNumber: Int) async throws {
+            /// The id under `key`, when there is one, and refuses keys the stack does not know.
+            func id(_ record: [String: SyncValue], _ index: Int, key: String, allowed: Set<String>) throws -> String? {
+                if let unknown = record.keys.sorted().first(where: { !allowed.contains($0) }) {
+                    throw failure("record \(firstNumber + index): unknown key \"\(unknown)\"", code: 65)
+                }
+                guard let value = record[key] else { return nil }
+                guard let id = value.stringValue else { throw failure("record \(firstNumber + index): \(key) must be text", code: 65) }
+                return id
+            }
+            func fields(_ record: [String: SyncValue]) -> [String: SyncValue] { record["fields"]?.dictionaryValue ?? [:] }
+            do {
+                switch stack {
+                case .aquasync:
+                    let items = try records.enumerated().map { index, record in
+                        (gid: try id(record, index, key: "gid", allowed: ["gid", "fields", "dirty"]), fields: fields(record))
+                    }
+                    _ = try await withRecords { try await $0.save(model, items) }
+                case .appsync:
+                    let items = try records.enumerated().map { index, record in
+                        (guid: try id(record, index, key: "guid", allowed: ["guid", "fields"]), fields: fields(record))
+                    }
+                    _ = try await withAppSyncObjects(model) { client, type in try await client.save(type.name, items) }
+                case .ota:
+                    let items = try records.enumerated().map { index, record in
+                        guard let entity = record["entity"]?.stringValue else {
+                            throw failure("record \(firstNumber + index): an OTA record needs \"entity\"", code: 65)
+                        }
+                        return (
+                            luid: try id(record, index, key: "luid", allowed: ["luid", "entity", "fields"]), entity: entity,
+                            fields: fields(record)
+                        )
+                    }
+                    _ = try await withOTARecords { records, dataclass in try await records.save(dataclass: dataclass, items) }
+                }
+            } catch let error as AquasyncValidationError {
+                throw failure("records \(firstNumber)–\(firstNumber + records.count - 1): cannot save: \(error)", code: 65)
+            } catch let error as AppSyncError {
+                throw failure("records \(firstNumber)–\(firstNumber + records.count - 1): cannot save: \(error.message)", code: 65)
+            }
         }
 
         /// Runs `body` with the device's records.
@@ -285,6 +344,107 @@ struct Records: AsyncParsableCommand {
                         ]))
                 }
             }
+        }
+    }
+
+    struct Import: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Save every record of a file: anchorage records import Contact contacts.jsonl",
+            discussion: """
+                The file holds records in the form `anchorage records list` prints
+                (Aquasync: {"gid", "fields"}; appSync: {"guid", "fields"}; OTA:
+                {"luid", "entity", "fields"}), one a line in a .jsonl file (or - for
+                standard input), or in an array in a .json, .plist, .bplist or .msgpack
+                document. An id that is left out makes a new record; a given one
+                replaces that record. Each save is journaled, so `anchorage sync` sends
+                them all.
+
+                The whole file is read and checked before anything is saved; records
+                are then saved 1,000 to a transaction, with a progress bar on a
+                terminal. If the store fails part way (a full disk), the records of the
+                transactions that committed stay, and the message says how many.
+
+                  anchorage records import Contact contacts.jsonl
+                  anchorage records import --stack appsync booking bookings.json
+                  anchorage records import --stack ota contacts.plist
+
+                Prints how many records were saved.
+                """)
+
+        @Argument(help: "The model (--stack appsync: the type) and the file; with --stack ota the file alone.")
+        var arguments: [String]
+
+        @OptionGroup var device: Device
+
+        /// Records saved in one transaction.
+        static let batchSize = 1_000
+
+        /// Checks the arguments: a model and a file, or with `--stack ota` a file.
+        func validate() throws {
+            _ = try device.modelAndFile(arguments)
+        }
+
+        func run() async throws {
+            let (model, path) = try device.modelAndFile(arguments)
+            let records = try RecordsFile(path).read()
+            let progress = ImportProgress(total: records.count)
+            var saved = 0
+            do {
+                for start in stride(from: 0, to: records.count, by: Self.batchSize) {
+                    let batch = Array(records[start..<min(start + Self.batchSize, records.count)])
+                    try await device.save(batch, model: model, firstNumber: start + 1)
+                    saved += batch.count
+                    progress.show(saved)
+                }
+            } catch let error as ExitCode {
+                throw error
+            } catch {
+                throw failure("\(saved) of \(records.count) records saved, then: \(error)", code: 74)
+            }
+            print("imported \(saved) records")
+        }
+    }
+
+    struct Export: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Write every live record to a file: anchorage records export Contact contacts.jsonl",
+            discussion: """
+                Writes the records `anchorage records list` lists, in the form
+                `anchorage records import` reads: one a line in a .jsonl file (or - for
+                standard output), or an array in a .json, .plist, .bplist or .msgpack
+                document. The file is replaced whole or not at all.
+                """)
+
+        @Argument(help: "The model (--stack appsync: the type) and the file; with --stack ota the file alone.")
+        var arguments: [String]
+
+        @OptionGroup var device: Device
+
+        /// Checks the arguments: a model and a file, or with `--stack ota` a file.
+        func validate() throws {
+            _ = try device.modelAndFile(arguments)
+        }
+
+        func run() async throws {
+            let (model, path) = try device.modelAndFile(arguments)
+            let file = try RecordsFile(path)
+            let records: [[String: SyncValue]]
+            switch device.stack {
+            case .aquasync:
+                records = try await device.withRecords { try await $0.objects(model) }.map {
+                    ["gid": .string($0.gid), "fields": .dictionary($0.fields)]
+                }
+            case .appsync:
+                records = try await device.withAppSyncObjects(model) { client, type in try await client.objects(type.name) }.map {
+                    ["guid": .string($0.guid), "fields": .dictionary($0.fields)]
+                }
+            case .ota:
+                records = try await device.withOTARecords { records, dataclass in try await records.records(dataclass: dataclass) }
+                    .sorted { $0.key < $1.key }
+                    .map { ["luid": .string($0.key), "entity": .string($0.value.entity), "fields": .dictionary($0.value.fields)] }
+            }
+            try file.write(records)
+            if path != "-" { print("exported \(records.count) records") }
         }
     }
 }

@@ -52,6 +52,8 @@ package final class BufferedTransaction<Reads: CommittedReads>: StoreTransaction
         /// Committed records already read, `nil` for a key known to be unwritten: a transaction reads each
         /// key from the store once.
         var committed: [RecordKey: StoredRecord?] = [:]
+        /// Committed metadata values already read, `nil` for a key known to be unset.
+        var committedMetadata: [PeerID: [String: SyncValue?]] = [:]
         var oldestRevision: Int64?
         var newestRevision: Int64?
     }
@@ -166,7 +168,11 @@ package final class BufferedTransaction<Reads: CommittedReads>: StoreTransaction
     // MARK: Metadata
 
     package func metadata(_ key: String, for peer: PeerID) async throws -> SyncValue? {
-        if let pending = try withOpenState({ $0.metadata[peer]?[key] }) { return pending.value }
+        let known: SyncValue?? = try withOpenState { state in
+            if let pending = state.metadata[peer]?[key] { return .some(pending.value) }
+            return state.committedMetadata[peer]?[key]
+        }
+        if let known { return known }
         try reads.requireStorable(peer.rawValue, "peer")
         try reads.requireStorable(key, "metadata key")
         let (account, reads) = (self.account, self.reads)
@@ -175,6 +181,7 @@ package final class BufferedTransaction<Reads: CommittedReads>: StoreTransaction
         }
         // A write may have happened while reading; the latest one wins.
         return try withOpenState { state in
+            state.committedMetadata[peer, default: [:]][key] = .some(committed)
             if let pending = state.metadata[peer]?[key] { return pending.value }
             return committed
         }
