@@ -4,7 +4,9 @@
 # edits records on two devices (one speaking JSON, one MessagePack), syncs them, and shows that
 # they converge — including a conflict decided by the newest edit and one the laptop keeps for
 # its user, who answers "keep both" with `anchorage conflicts`; then the same two devices
-# sync a contact over OTA (/ota, in XML and binary plists), both ways. Everything lives in a
+# sync a contact over OTA (/ota, in XML and binary plists), both ways; last, the laptop watches
+# the push stream (`anchorage sync --watch`) and gets the phone's edit without anyone running
+# `sync` on it. Everything lives in a
 # temporary folder that is removed at the end (set KEEP=1 to keep it).
 # Usage: scripts/demo.sh
 set -euo pipefail
@@ -17,7 +19,9 @@ anchorage="$(swift build --show-bin-path)/anchorage"
 
 work="$(mktemp -d)"
 server_pid=""
+watch_pid=""
 cleanup() {
+    [ -n "$watch_pid" ] && kill "$watch_pid" 2>/dev/null && wait "$watch_pid" 2>/dev/null || true
     [ -n "$server_pid" ] && kill "$server_pid" 2>/dev/null && wait "$server_pid" 2>/dev/null || true
     if [ "${KEEP:-0}" = 1 ]; then echo "kept $work"; else rm -rf "$work"; fi
 }
@@ -116,3 +120,23 @@ sync_ota_phone
 "$anchorage" records list --stack ota "${phone[@]}" | tee "$work/ota-phone.txt"
 grep -q '"last name":"King"' "$work/ota-phone.txt" || { echo "the phone did not get the laptop's OTA edit"; exit 1; }
 echo "OTA: the contact and its edit reached both devices"
+
+step "push: the laptop watches (anchorage sync --watch); the phone edits Ada and syncs"
+"$anchorage" sync --watch --server "$url" --user ada --codec msgpack "${laptop[@]}" >"$work/watch.log" 2>&1 &
+watch_pid=$!
+wait_for_watch() {  # waits up to 10 s for a line matching $1 in the laptop's watch log
+    for _ in $(seq 1 100); do
+        grep -q "$1" "$work/watch.log" 2>/dev/null && return 0
+        kill -0 "$watch_pid" 2>/dev/null || break
+        sleep 0.1
+    done
+    cat "$work/watch.log"
+    return 1
+}
+wait_for_watch "aquasync/Contact: synced" || { echo "the laptop did not connect to the push stream"; exit 1; }
+"$anchorage" records save Contact --gid "$ada" name="Ada Lovelace" "email=ada@push.example" "${phone[@]}" >/dev/null
+sync_phone
+wait_for_watch "pulled 1" || { echo "the laptop was not notified of the phone's edit"; exit 1; }
+cat "$work/watch.log"
+"$anchorage" records list Contact "${laptop[@]}" | grep "ada@push.example"
+echo "push: the phone's edit reached the watching laptop with no sync run on it"
