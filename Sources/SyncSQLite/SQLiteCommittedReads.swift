@@ -13,13 +13,7 @@ struct SQLiteCommittedReads: CommittedReads {
     }
 
     func records(at keys: [RecordKey], of account: AccountID) async throws -> ([RecordKey: StoredRecord], revision: Int64) {
-        try await read(account) { db in
-            var found: [RecordKey: StoredRecord] = [:]
-            for key in keys {
-                if let stored = try StoreQueries.record(key, of: account, db) { found[key] = stored }
-            }
-            return found
-        }
+        try await read(account) { db in try StoreQueries.records(at: keys, of: account, db) }
     }
 
     func metadata(_ key: String, for peer: PeerID, of account: AccountID) async throws -> (SyncValue?, revision: Int64) {

@@ -26,19 +26,29 @@ enum StoreQueries {
         return try ChangePosition(position(Int64.fetchOne(statement, arguments: [account.rawValue]) ?? 0))
     }
 
-    /// The committed record at `key`, tombstone included.
-    static func record(_ key: RecordKey, of account: AccountID, _ db: Database) throws -> StoredRecord? {
-        let statement = try db.cachedStatement(
-            sql: """
-                SELECT \(recordColumns) FROM record
-                WHERE account_id = \(accountIDOfName) AND collection = ? AND record_id = ?
-                """)
-        let row = try Row.fetchOne(
-            statement, arguments: [account.rawValue, key.collection.rawValue, key.id.rawValue])
-        return try row.map(storedRecord)
+    /// The records at `keys` that were ever written, by key: one query per collection among the keys.
+    static func records(at keys: [RecordKey], of account: AccountID, _ db: Database) throws -> [RecordKey: StoredRecord] {
+        var found: [RecordKey: StoredRecord] = [:]
+        // At most BufferedTransaction.keysPerRead keys: within SQLite's 999 bound parameters.
+        for (collection, keys) in Dictionary(grouping: keys, by: \.collection) {
+            let ids = Array(Set(keys.map(\.id.rawValue)))
+            let placeholders = Array(repeating: "?", count: ids.count).joined(separator: ", ")
+            let arguments = StatementArguments([account.rawValue, collection.rawValue]) + StatementArguments(ids)
+            let rows = try Row.fetchAll(
+                db,
+                sql: """
+                    SELECT \(recordColumns) FROM record
+                    WHERE account_id = \(accountIDOfName) AND collection = ? AND record_id IN (\(placeholders))
+                    """,
+                arguments: arguments)
+            for row in rows {
+                let stored = try storedRecord(row)
+                found[stored.record.key] = stored
+            }
+        }
+        return found
     }
 
-    /// Up to `limit` committed records of `collection` with ids after `id`, in id order.
     static func records(
         in collection: CollectionID, after id: RecordID?, limit: Int, of account: AccountID, _ db: Database
     ) throws -> [StoredRecord] {
