@@ -118,7 +118,7 @@ package actor PushHub {
         guard var device = devices[key] else { return nil }
         device.connection?.continuation.finish()
         let (stream, continuation) = AsyncStream<PushNotification>.makeStream(
-            bufferingPolicy: .bufferingOldest(configuration.queueLength + 1))
+            bufferingPolicy: .bufferingOldest(2 * configuration.queueLength + 16))
         let id = nextConnectionID
         nextConnectionID += 1
         tick += 1
