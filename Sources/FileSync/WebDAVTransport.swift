@@ -128,6 +128,7 @@ public struct WebDAVHTTPTransport: WebDAVTransport {
     /// Sends `request`.
     /// - Throws: ``WebDAVError`` (``WebDAVError/Kind/noAnswer`` or ``WebDAVError/Kind/deviceFull``).
     public func send(_ request: WebDAVRequest) async throws -> WebDAVResponse {
+        if case .file(let path) = request.body { return try await sendFile(request, from: path) }
         var http = HTTPClientRequest(url: url(of: request.path))
         http.method = HTTPMethod(rawValue: request.method)
         if let authorization { http.headers.add(name: "Authorization", value: authorization) }
@@ -137,9 +138,8 @@ public struct WebDAVHTTPTransport: WebDAVTransport {
             break
         case .bytes(let bytes):
             http.body = .bytes(ByteBuffer(bytes: bytes))
-        case .file(let path):
-            let file = try FileChunks(path: path)
-            http.body = .stream(file, length: .known(file.length))
+        case .file:
+            break  // sent by sendFile
         }
         let response: HTTPClientResponse
         do {
@@ -174,6 +174,55 @@ public struct WebDAVHTTPTransport: WebDAVTransport {
         } catch {
             throw WebDAVError(.noAnswer, method: request.method, path: request.path, status: status, detail: "\(error)")
         }
+    }
+}
+
+extension WebDAVHTTPTransport {
+    /// Sends a request whose body is a file. Each chunk is read only once the one before has been
+    /// written to the connection (AsyncHTTPClient's `StreamWriter` futures), so at most one chunk
+    /// is in memory however fast the disk and however slow the network.
+    func sendFile(_ request: WebDAVRequest, from path: String) async throws -> WebDAVResponse {
+        let file = try FileChunks(path: path)
+        let descriptor = open(path, O_RDONLY | O_CLOEXEC)
+        guard descriptor >= 0 else {
+            throw WebDAVError(.deviceFile, method: request.method, path: request.path, detail: "cannot open \(path): \(String(cString: strerror(errno)))")
+        }
+        defer { close(descriptor) }
+        var headers = HTTPHeaders()
+        if let authorization { headers.add(name: "Authorization", value: authorization) }
+        for (name, value) in request.headers { headers.add(name: name, value: value) }
+        let loop = client.eventLoopGroup.any()
+        let body = HTTPClient.Body.stream(contentLength: file.length) { writer in
+            @Sendable func next() -> EventLoopFuture<Void> {
+                var buffer = ByteBufferAllocator().buffer(capacity: 1 << 16)
+                let count = buffer.writeWithUnsafeMutableBytes(minimumWritableBytes: 1 << 16) { raw in
+                    read(descriptor, raw.baseAddress, 1 << 16)
+                }
+                if count < 0 {
+                    return loop.makeFailedFuture(
+                        WebDAVError(.deviceFile, method: request.method, path: request.path, detail: "cannot read \(path)"))
+                }
+                if count == 0 { return loop.makeSucceededVoidFuture() }
+                return writer.write(.byteBuffer(buffer)).flatMap { next() }
+            }
+            return next()
+        }
+        let response: HTTPClient.Response
+        do {
+            let http = try HTTPClient.Request(
+                url: url(of: request.path), method: HTTPMethod(rawValue: request.method), headers: headers, body: body)
+            response = try await client.execute(
+                request: http, deadline: .now() + .nanoseconds(Int64(timeout.components.seconds) * 1_000_000_000)
+            ).get()
+        } catch let error as WebDAVError {
+            throw error
+        } catch {
+            throw WebDAVError(.noAnswer, method: request.method, path: request.path, detail: "\(error)")
+        }
+        var answerHeaders: [String: String] = [:]
+        for header in response.headers { answerHeaders[header.name.lowercased()] = header.value }
+        return WebDAVResponse(
+            status: Int(response.status.code), headers: answerHeaders, body: response.body.map { Array($0.readableBytesView) } ?? [])
     }
 }
 
@@ -228,9 +277,8 @@ public enum WebDAVPath {
     public static func join(_ folder: String, _ name: String) -> String { folder.isEmpty ? name : folder + "/" + name }
 }
 
-/// A file read in 64 KiB chunks, as a request body.
-struct FileChunks: AsyncSequence, Sendable {
-    typealias Element = ByteBuffer
+/// Files streamed to and from disk.
+struct FileChunks: Sendable {
     let path: String
     let length: Int64
 
@@ -241,41 +289,6 @@ struct FileChunks: AsyncSequence, Sendable {
         }
         self.path = path
         self.length = Int64(info.st_size)
-    }
-
-    func makeAsyncIterator() -> Iterator { Iterator(path: path) }
-
-    final class Iterator: AsyncIteratorProtocol {
-        let path: String
-        var descriptor: Int32 = -1
-        var finished = false
-
-        init(path: String) { self.path = path }
-        deinit { if descriptor >= 0 { close(descriptor) } }
-
-        func next() async throws -> ByteBuffer? {
-            if finished { return nil }
-            if descriptor < 0 {
-                descriptor = open(path, O_RDONLY | O_CLOEXEC)
-                guard descriptor >= 0 else {
-                    throw WebDAVError(.deviceFile, method: "PUT", path: path, detail: "cannot open \(path): \(String(cString: strerror(errno)))")
-                }
-            }
-            var buffer = ByteBufferAllocator().buffer(capacity: 1 << 16)
-            let count = buffer.writeWithUnsafeMutableBytes(minimumWritableBytes: 1 << 16) { raw in
-                read(descriptor, raw.baseAddress, 1 << 16)
-            }
-            if count < 0 {
-                throw WebDAVError(.deviceFile, method: "PUT", path: path, detail: "cannot read \(path): \(String(cString: strerror(errno)))")
-            }
-            if count == 0 {
-                finished = true
-                close(descriptor)
-                descriptor = -1
-                return nil
-            }
-            return buffer
-        }
     }
 
     /// Writes `body` to a file at `path` (made or truncated) and syncs it to disk.
