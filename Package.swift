@@ -93,7 +93,7 @@ let package = Package(
             name: "SyncPostgres",
             dependencies: [
                 "SyncCore", .product(name: "PostgresNIO", package: "postgres-nio"),
-                .product(name: "Logging", package: "swift-log"),
+                .product(name: "NIOCore", package: "swift-nio"), .product(name: "Logging", package: "swift-log"),
             ]),
 
         // A writer the SQLite crash test kills at random moments.

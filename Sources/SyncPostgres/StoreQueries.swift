@@ -1,5 +1,6 @@
 import FoundationEssentials
 import Logging
+import NIOCore
 import PostgresNIO
 import SyncCore
 
@@ -205,30 +206,42 @@ struct StoreQueries: Sendable {
         }
         if let expectedRevision, revision - 1 != expectedRevision { throw RevisionConflict() }
 
+        // The transaction's record writes go in two statements whatever their number: the puts as one
+        // upsert of arrays, each taking the next position in the order written, and the purges as one delete.
         var position = firstBefore
+        var puts = RecordColumnArrays()
+        var purged: (collections: [String], ids: [String]) = ([], [])
         for (key, write) in writes.records {
             switch write {
             case .put(let record, let fields):
                 position += 1
-                try await connection.query(
-                    """
-                    INSERT INTO \(unescaped: schema).record AS r
-                        (account_id, collection, record_id, position, is_deleted, modified_at, node, fields)
-                    VALUES (\(accountID), \(key.collection.rawValue), \(key.id.rawValue), \(position),
-                        \(record.isDeleted), \(record.version.modifiedAt.timeIntervalSinceReferenceDate),
-                        \(record.version.node.rawValue), \(fields))
-                    ON CONFLICT (account_id, collection, record_id) DO UPDATE SET
-                        position = excluded.position, is_deleted = excluded.is_deleted,
-                        modified_at = excluded.modified_at, node = excluded.node, fields = excluded.fields
-                    """, logger: logger)
+                puts.append(key, position: position, record, fields: fields)
             case .purge:
-                try await connection.query(
-                    """
-                    DELETE FROM \(unescaped: schema).record
-                    WHERE account_id = \(accountID) AND collection = \(key.collection.rawValue)
-                        AND record_id = \(key.id.rawValue)
-                    """, logger: logger)
+                purged.collections.append(key.collection.rawValue)
+                purged.ids.append(key.id.rawValue)
             }
+        }
+        if !puts.ids.isEmpty {
+            try await connection.query(
+                """
+                INSERT INTO \(unescaped: schema).record AS r
+                    (account_id, collection, record_id, position, is_deleted, modified_at, node, fields)
+                SELECT \(accountID), * FROM unnest(
+                    \(puts.collections)::text[], \(puts.ids)::text[], \(puts.positions)::bigint[],
+                    \(puts.isDeleted)::boolean[], \(puts.modifiedAt)::double precision[], \(puts.nodes)::text[],
+                    \(puts.fields)::bytea[])
+                ON CONFLICT (account_id, collection, record_id) DO UPDATE SET
+                    position = excluded.position, is_deleted = excluded.is_deleted,
+                    modified_at = excluded.modified_at, node = excluded.node, fields = excluded.fields
+                """, logger: logger)
+        }
+        if !purged.ids.isEmpty {
+            try await connection.query(
+                """
+                DELETE FROM \(unescaped: schema).record
+                WHERE account_id = \(accountID)
+                    AND (collection, record_id) IN (SELECT * FROM unnest(\(purged.collections)::text[], \(purged.ids)::text[]))
+                """, logger: logger)
         }
 
         for (peer, key, write) in writes.metadata {
@@ -252,6 +265,27 @@ struct StoreQueries: Sendable {
         if putCount > 0 {
             try await connection.query(
                 "SELECT pg_notify(\(channel), \(Self.notificationPayload(for: account, writes)))", logger: logger)
+        }
+    }
+
+    /// The columns of records to write, one array per column, for an upsert of `unnest`ed arrays.
+    private struct RecordColumnArrays {
+        var collections: [String] = []
+        var ids: [String] = []
+        var positions: [Int64] = []
+        var isDeleted: [Bool] = []
+        var modifiedAt: [Double] = []
+        var nodes: [String] = []
+        var fields: [ByteBuffer] = []
+
+        mutating func append(_ key: RecordKey, position: Int64, _ record: SyncRecord, fields blob: Data) {
+            collections.append(key.collection.rawValue)
+            ids.append(key.id.rawValue)
+            positions.append(position)
+            isDeleted.append(record.isDeleted)
+            modifiedAt.append(record.version.modifiedAt.timeIntervalSinceReferenceDate)
+            nodes.append(record.version.node.rawValue)
+            fields.append(ByteBuffer(bytes: blob))
         }
     }
 
