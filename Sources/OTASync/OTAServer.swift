@@ -117,8 +117,10 @@ public struct OTAServer: SyncService {
         let expiredBefore = now.addingTimeInterval(-sessionTimeout.seconds)
         let sessionStore = OTAServerSessionStore(store: store)
         let newSessionID = UUID().uuidString
-        return try await sessions.withLock(request.session ?? newSessionID) {
-            let stored = try await request.session.asyncMap {
+        // A cookie that is no session id the server makes names no session (and no key in the store).
+        let cookie = request.session.flatMap { OTAServerSessionStore.isSessionID($0) ? $0 : nil }
+        return try await sessions.withLock(cookie ?? newSessionID) {
+            let stored = try await cookie.asyncMap {
                 try await sessionStore.load($0, account: context.account, expiredBefore: expiredBefore)
             } ?? nil
             guard stored != nil || message.header.sequence == 1 else {

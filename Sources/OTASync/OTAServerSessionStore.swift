@@ -33,6 +33,12 @@ struct OTAServerSessionStore: Sendable {
     static let keptReplies = 4
 
     static func peer(_ session: String) -> PeerID { PeerID("ota-session:\(session)") }
+
+    /// Whether `cookie` may be a session id the server made (a UUID): anything else names no session.
+    static func isSessionID(_ cookie: String) -> Bool {
+        cookie.utf8.count <= 64 && !cookie.isEmpty
+            && cookie.unicodeScalars.allSatisfy { $0.isASCII && ($0.properties.isAlphabetic || ("0"..."9").contains($0) || $0 == "-") }
+    }
     static let stateKey = "ota.session"
     static func itemsKey(_ uri: String, _ chunk: Int) -> String { "ota.session.items.\(uri).\(chunk)" }
     static func unchangedKey(_ uri: String) -> String { "ota.session.unchanged.\(uri)" }

@@ -152,6 +152,20 @@ struct OTASharedSessionTests {
         #expect(message.header.sequence == 4)
     }
 
+    @Test("a cookie that is no session id names no session: message 1 starts a new one, a later message is E_StateError")
+    func cookieThatIsNoSessionID() async throws {
+        let store = MemoryStore()
+        let sender = Sender(Self.server(on: store))
+        for cookie in ["bad\u{0}cookie", String(repeating: "a", count: 10_000), "ota-session=x; Path=/", ""] {
+            let later = try await sender.post(try Wire.message(2, []), session: cookie)
+            #expect(later.status == 200)
+            #expect(try OTAMessage(JSONCodec().decode(later.body)).header.result?.map(\.status) == [.stateError])
+            let first = try await sender.post(try Wire.message(1, [Wire.start(Dataclass.contacts, 1, mode: .slow)]), session: cookie)
+            #expect(try OTAMessage(JSONCodec().decode(first.body)).header.result == nil)
+            #expect(first.session.map { UUID(uuidString: $0) != nil } == true, "\(String(describing: first.session))")
+        }
+    }
+
     @Test("a device's new session removes its finished sessions from the store")
     func finishedSessionsAreRemoved() async throws {
         let store = MemoryStore()
