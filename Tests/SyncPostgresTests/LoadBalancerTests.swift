@@ -117,7 +117,8 @@ struct LoadBalancerTests {
             // A fast sync of three dataclasses, whichever process answers it: one round trip (no process is
             // killed any more: a retry would count as one more).
             killer.stop()
-            _ = try await phone.sync()
+            let settle = try await phone.sync()
+            #expect(Set(settle.modes.values) == [.fast], "the device's checkpoint survived the kills: \(settle.modes)")
             for dataclass in BalancedStack.dataclasses {
                 _ = try await records.save(dataclass: dataclass, entity: BalancedStack.entity, fields: ["name": .string("new in \(dataclass)")])
             }
