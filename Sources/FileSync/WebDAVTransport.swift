@@ -203,7 +203,9 @@ extension WebDAVHTTPTransport {
                         WebDAVError(.deviceFile, method: request.method, path: request.path, detail: "cannot read \(path)"))
                 }
                 if count == 0 { return loop.makeSucceededVoidFuture() }
-                return writer.write(.byteBuffer(buffer)).flatMap { next() }
+                // The next chunk is read in a later turn of the event loop, once it has seen whether the
+                // connection can take more: a chain of immediate callbacks would queue the whole file.
+                return writer.write(.byteBuffer(buffer)).flatMap { loop.flatSubmit { next() } }
             }
             return next()
         }
