@@ -220,7 +220,7 @@ public actor AquasyncClient {
             var report = Report()
             report.pulled = try await runPull()
             try await runPush(into: &report)
-            report.openConflicts = try await store.openConflicts(for: account).filter(\.awaitsAnswer).count
+            report.openConflicts = try await waitingConflicts()
             return report
         }
     }
@@ -233,7 +233,7 @@ public actor AquasyncClient {
         try await syncGate.run {
             var report = Report()
             report.pulled = try await runPull()
-            report.openConflicts = try await store.openConflicts(for: account).filter(\.awaitsAnswer).count
+            report.openConflicts = try await waitingConflicts()
             return report
         }
     }
@@ -249,6 +249,12 @@ public actor AquasyncClient {
             try await runPush(into: &report)
             return report
         }
+    }
+
+    /// How many conflicts of Aquasync's records wait for the application's answer (another stack's
+    /// records in the same store are not counted).
+    private func waitingConflicts() async throws -> Int {
+        try await store.openConflicts(for: account).count { $0.awaitsAnswer && StoredDelta.model(of: $0.key.collection) != nil }
     }
 
     /// The device's token and the clock's time in milliseconds, for versions a sync writes.
