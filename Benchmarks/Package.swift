@@ -67,6 +67,18 @@ let package = Package(
 
         // MARK: The ratio report
         .executableTarget(name: "codec-ratios", dependencies: ["BenchmarkShapes"]),
+
+        // MARK: Push: a change on one device applied on another, and fan-out to many devices
+        .executableTarget(
+            name: "push-latency",
+            dependencies: [
+                .product(name: "SyncCore", package: "Anchorage"),
+                .product(name: "SyncHTTP", package: "Anchorage"),
+                .product(name: "SyncJSON", package: "Anchorage"),
+                .product(name: "SyncSQLite", package: "Anchorage"),
+                .product(name: "SyncPush", package: "Anchorage"),
+                .product(name: "Aquasync", package: "Anchorage"),
+            ]),
     ]
 )
 
