@@ -187,7 +187,10 @@ extension WebDAVHTTPTransport {
         guard descriptor >= 0 else {
             throw WebDAVError(.deviceFile, method: request.method, path: request.path, detail: "cannot open \(path): \(String(cString: strerror(errno)))")
         }
-        defer { close(descriptor) }
+        // Closed when the body stream lets go of it, not when this function returns: a server may answer
+        // (a refusal) before the whole body is sent, and the stream's next read must not meet a closed
+        // descriptor, or another file's that took its number.
+        let source = OpenFile(descriptor)
         var headers = HTTPHeaders()
         if let authorization { headers.add(name: "Authorization", value: authorization) }
         for (name, value) in request.headers { headers.add(name: name, value: value) }
@@ -195,8 +198,10 @@ extension WebDAVHTTPTransport {
         let body = HTTPClient.Body.stream(contentLength: file.length) { writer in
             @Sendable func next() -> EventLoopFuture<Void> {
                 var buffer = ByteBufferAllocator().buffer(capacity: 1 << 16)
-                let count = buffer.writeWithUnsafeMutableBytes(minimumWritableBytes: 1 << 16) { raw in
-                    read(descriptor, raw.baseAddress, 1 << 16)
+                var count = 0
+                buffer.writeWithUnsafeMutableBytes(minimumWritableBytes: 1 << 16) { raw in
+                    repeat { count = read(source.descriptor, raw.baseAddress, 1 << 16) } while count < 0 && errno == EINTR
+                    return max(count, 0)
                 }
                 if count < 0 {
                     return loop.makeFailedFuture(
@@ -321,4 +326,13 @@ struct FileChunks: Sendable {
         let kind: WebDAVError.Kind = code == ENOSPC || code == EDQUOT ? .deviceFull : .deviceFile
         return WebDAVError(kind, method: "GET", path: path, detail: "cannot write \(path): \(String(cString: strerror(code)))")
     }
+}
+
+/// A file descriptor closed when the last reference to it goes.
+private final class OpenFile: Sendable {
+    let descriptor: Int32
+
+    init(_ descriptor: Int32) { self.descriptor = descriptor }
+
+    deinit { close(descriptor) }
 }

@@ -147,6 +147,14 @@ package actor PushHub {
         devices[key]?.connection = nil
     }
 
+    /// Closes every device's stream: the server stops, and its devices reconnect (to it again, or another).
+    func disconnectAll() {
+        for key in devices.keys where devices[key]?.connection != nil {
+            devices[key]?.connection?.continuation.finish()
+            devices[key]?.connection = nil
+        }
+    }
+
     // MARK: Notifying
 
     /// Queues (and sends to connected devices) a notification for each

@@ -98,6 +98,9 @@ public final class PushServer: SyncService, Service {
     /// everything, since commits meanwhile went unheard.
     public func run() async throws {
         await cancelWhenGracefulShutdown { [self] in await listen() }
+        // Stopped: no stream stays open on a server that no longer notifies, whether the stop was a
+        // graceful shutdown or a cancellation (which the streams' own handlers do not see).
+        await hub.disconnectAll()
     }
 
     private func listen() async {

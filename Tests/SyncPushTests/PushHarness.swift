@@ -33,9 +33,24 @@ final class PushTestServer: Sendable {
         self.task = task
     }
 
-    /// Starts a server on `store` (on a free port, or `port`).
+    /// Starts a server on `store` (on a free port, or `port`). A server started again on the port of
+    /// one just stopped tries again while the old listening socket is still being closed.
     static func start(
         store: any ChangeNotifyingStore, port: Int = 0, configuration: PushServer.Configuration = .init()
+    ) async throws -> PushTestServer {
+        var attempts = 0
+        while true {
+            do {
+                return try await startOnce(store: store, port: port, configuration: configuration)
+            } catch where port != 0 && attempts < 500 && "\(error)".contains("Address already in use") {
+                attempts += 1
+                await Task.yield()
+            }
+        }
+    }
+
+    private static func startOnce(
+        store: any ChangeNotifyingStore, port: Int, configuration: PushServer.Configuration
     ) async throws -> PushTestServer {
         let push = PushServer(store: store, codecs: CodecSet([JSONCodec()]), configuration: configuration)
         let router = ServiceRouter()
