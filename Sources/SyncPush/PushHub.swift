@@ -148,7 +148,7 @@ package actor PushHub {
     }
 
     /// Closes every device's stream: the server stops, and its devices reconnect (to it again, or another).
-    func disconnectAll() {
+    package func disconnectAll() {
         for key in devices.keys where devices[key]?.connection != nil {
             devices[key]?.connection?.continuation.finish()
             devices[key]?.connection = nil

@@ -83,8 +83,11 @@ final class PushTestServer: Sendable {
         return PushTestServer(store: store, push: push, port: bound, group: group, task: task)
     }
 
-    /// Stops the server at once, cutting every connection.
+    /// Stops the server at once, cutting every connection: the devices' streams are closed first, as a
+    /// graceful shutdown closes them (a cancelled server task alone was seen, on a loaded machine, to
+    /// leave a device's WebSocket open after the task had ended).
     func stop() async {
+        await push.hub.disconnectAll()
         task.cancel()
         _ = try? await task.value
     }
