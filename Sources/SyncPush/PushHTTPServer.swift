@@ -119,6 +119,9 @@ extension PushServer {
                 }
             }
             await group.next()
+            // Closed from this side: the device answers the close, which ends the reader above; the group
+            // waits for that reader, and a reader waiting on the socket does not end on cancellation alone.
+            try? await outbound.close(.goingAway, reason: "the stream ended")
             group.cancelAll()
         }
     }
