@@ -142,7 +142,7 @@ final class ProgressLine: Sendable {
         if terminal {
             let width = 20
             let filled = min(width, progress.files % (width + 1))
-            let bar = String(repeating: "#", count: filled) + String(repeating: "-", count: width - filled)
+            let bar = ImportProgress.bar(filled: filled, width: width)
             let name = progress.current.count > 40 ? "…" + progress.current.suffix(39) : progress.current
             FileHandle.standardOutput.write(Data("\r\u{1B}[K[\(bar)] \(progress.files) files, \(ByteCount.text(progress.bytes)) \(name)".utf8))
             drawn.withLock { $0 = true }

@@ -176,8 +176,13 @@ struct ImportProgress {
         guard isTerminal, total > 0 else { return }
         let width = 30
         let filled = done * width / total
-        let bar = String(repeating: "#", count: filled) + String(repeating: "-", count: width - filled)
+        let bar = Self.bar(filled: filled, width: width)
         FileHandle.standardError.write(Data("\r[\(bar)] \(done)/\(total) records".utf8))
         if done == total { FileHandle.standardError.write(Data("\n".utf8)) }
+    }
+
+    /// A bar of `width` characters, the first `filled` of them drawn: the command line's progress bars.
+    static func bar(filled: Int, width: Int) -> String {
+        String(repeating: "#", count: filled) + String(repeating: "-", count: width - filled)
     }
 }

@@ -61,10 +61,3 @@ final class FaultyTransport: WebDAVTransport {
         }
     }
 }
-
-/// Runs a program to its end (test set-up: mount, umount).
-enum ChildProcessRunner {
-    static func run(_ program: String, _ arguments: [String]) async throws -> Int32 {
-        try await ChildProcess.run(program, arguments: arguments).status
-    }
-}

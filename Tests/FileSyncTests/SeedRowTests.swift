@@ -1,6 +1,7 @@
 import FileSync
 import Foundation
 import SyncCore
+import SyncTesting
 import TestSupport
 import Testing
 
@@ -393,7 +394,7 @@ struct SeedRowTests {
         let world = try await World()
         let small = world.temporary.path("small")
         try FileManager.default.createDirectory(atPath: small, withIntermediateDirectories: true)
-        let mount = try await ChildProcessRunner.run("/bin/mount", ["-t", "tmpfs", "-o", "size=64k", "tmpfs", small])
+        let mount = try await ChildProcess.run("/bin/mount", arguments: ["-t", "tmpfs", "-o", "size=64k", "tmpfs", small]).status
         try #require(mount == 0, "mounting a 64 KiB tmpfs needs root")
         let device = FolderSync(folder: small, client: world.direct, store: MemoryStore(), account: "ada")
         try await world.put("small.txt", "fits")
@@ -402,6 +403,6 @@ struct SeedRowTests {
         #expect(report.notices.contains { $0.path == "big.bin" && !$0.kept && $0.message.contains("no space left on the device") })
         #expect(device.listing() == ["small.txt"])
         #expect(try await device.pending().isEmpty)
-        #expect(try await ChildProcessRunner.run("/bin/umount", [small]) == 0)
+        #expect(try await ChildProcess.run("/bin/umount", arguments: [small]).status == 0)
     }
 }
