@@ -24,6 +24,7 @@ let package = Package(
         .library(name: "OTASync", targets: ["OTASync"]),
         .library(name: "SyncPush", targets: ["SyncPush"]),
         .library(name: "FileSync", targets: ["FileSync"]),
+        .library(name: "SyncMail", targets: ["SyncMail"]),
         .library(name: "SyncTesting", targets: ["SyncTesting"]),
         .library(name: "SyncSamples", targets: ["SyncSamples"]),
         .executable(name: "anchorage", targets: ["anchorage"]),
@@ -129,6 +130,17 @@ let package = Package(
                 .product(name: "Logging", package: "swift-log"),
             ]),
 
+        // MARK: Mail: an IMAP client, notes kept in a mailbox, and the data access daemon
+        .target(
+            name: "SyncMail",
+            dependencies: [
+                "SyncCore", "SyncSQLite", "SyncPush",
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "NIOSSL", package: "swift-nio-ssl"),
+                .product(name: "Logging", package: "swift-log"),
+            ]),
+
         // MARK: Testing kit shipped to users
         .target(name: "SyncTesting", dependencies: ["SyncCore", "SyncHTTP"]),
 
@@ -141,6 +153,7 @@ let package = Package(
             dependencies: [
                 "SyncCore", "SyncJSON", "SyncXMLPlist", "SyncBinaryPlist", "SyncMessagePack", "SyncHTTP",
                 "SyncSQLite", "SyncPostgres", "Aquasync", "AppSync", "OTASync", "SyncSamples", "SyncPush", "FileSync",
+                "SyncMail",
                 .product(name: "PostgresNIO", package: "postgres-nio"),
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
@@ -233,6 +246,14 @@ let package = Package(
         .testTarget(
             name: "FileSyncTests",
             dependencies: ["SyncCore", "FileSync", "SyncHTTP", "SyncTesting", "SyncSQLite", "anchorage", "TestSupport"]),
+        .testTarget(
+            name: "SyncMailTests",
+            dependencies: [
+                "SyncCore", "SyncMail", "SyncPush", "SyncHTTP", "SyncTesting", "SyncSQLite", "SyncJSON", "anchorage",
+                "TestSupport",
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+            ]),
         .testTarget(
             name: "SyncHTTPTests",
             dependencies: [
