@@ -28,11 +28,10 @@ struct CrashMatrixTests {
     static let kills = 50
 
     /// The edits in the sync the kill moments are measured against, and in each batch the device makes
-    /// before the first kill and whenever a sync completes: 100 in the suite, which keeps the six tests
-    /// to a minute or two beside the rest of the suite on two cores with a debug build;
-    /// `ANCHORAGE_CRASH_EDITS=1000` runs the matrix on syncs of 1,000 edits, in five to seven minutes.
+    /// before the first kill and whenever a sync completes: 1,000, which keeps the six tests to two or
+    /// three minutes on two cores with a debug build. `ANCHORAGE_CRASH_EDITS=100` runs a quicker matrix.
     static let batchSize: Int = {
-        ProcessInfo.processInfo.environment["ANCHORAGE_CRASH_EDITS"].flatMap(Int.init).map { max(1, $0) } ?? 100
+        ProcessInfo.processInfo.environment["ANCHORAGE_CRASH_EDITS"].flatMap(Int.init).map { max(1, $0) } ?? 1_000
     }()
 
     /// The run's seed: `ANCHORAGE_CRASH_SEED` replays one, otherwise each run draws a new one. Every

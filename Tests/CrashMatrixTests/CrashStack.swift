@@ -36,60 +36,62 @@ enum CrashStack: String, CaseIterable, Sendable, CustomTestStringConvertible {
         ["--stack", rawValue] + (self == .ota ? ["--dataclass", Self.dataclass] : [])
     }
 
-    /// Writes `edits` into the device store at `path`, one save or delete at a
-    /// time as an application makes them, and notes the id of each new record in
-    /// `ids` (by name). Each write has returned when this returns: the edits are
+    /// Writes `edits` into the device store at `path` through the stack's client, as an application
+    /// that saves many records at once does, and notes the id of each new record in `ids` (by name).
+    ///
+    /// Consecutive saves go into one batch save (one transaction) until a save touches a record
+    /// already in the batch, or modifies one the batch adds, whose id the batch has not returned
+    /// yet; deletions go one at a time. Each write has returned when this returns: the edits are
     /// acknowledged.
     func write(_ edits: [Edit], toStoreAt path: String, ids: inout [String: String]) async throws {
-        try await Self.withStore(at: path) { store in
-            let apply = editor(store)
+        ids = try await Self.withStore(at: path) { [ids] store in
+            var ids = ids
+            let writer = writer(store)
+            var batch: [(name: String, id: String?, fields: [String: SyncValue])] = []
+            func saveBatch() async throws {
+                let saved = try await writer.save(batch.map { ($0.id, $0.fields) })
+                for (entry, id) in zip(batch, saved) { ids[entry.name] = id }
+                batch.removeAll()
+            }
             for edit in edits {
+                if batch.contains(where: { $0.name == edit.name }) { try await saveBatch() }
                 switch edit {
-                case .add(let name, _): ids[name] = try await apply(edit, nil)
-                case .modify(let name, _), .delete(let name):
-                    let id: String = try #require(ids[name], "the id of \(name)")
-                    _ = try await apply(edit, id)
+                case .add(let name, let fields): batch.append((name, nil, fields))
+                case .modify(let name, let fields):
+                    let id = try #require(ids[name], "the id of \(name)")
+                    batch.append((name, id, fields))
+                case .delete(let name): try await writer.delete(try #require(ids[name], "the id of \(name)"))
                 }
             }
+            try await saveBatch()
+            return ids
         }
     }
 
-    /// Makes an edit through the stack's client on `store`, given the record's id on this device (`nil`
-    /// for a new record), and returns the record's id.
-    private func editor(_ store: SQLiteStore) -> (Edit, String?) async throws -> String {
+    /// The stack's client on `store`, as a batch save (each record's id, or `nil` for a new record,
+    /// and its fields; returns the ids in order) and a delete (by id).
+    private func writer(
+        _ store: SQLiteStore
+    ) -> (save: ([(String?, [String: SyncValue])]) async throws -> [String], delete: (String) async throws -> Void) {
         switch self {
         case .aquasync:
-            let client = Self.aquasync(store)
-            return Self.editor(
-                save: { try await client.save(Self.model, gid: $0, fields: $1) },
-                delete: { try await client.delete(Self.model, gid: $0) })
+            let records = Self.aquasync(store).records
+            return (
+                { try await records.save(Self.model, $0.map { (gid: $0.0, fields: $0.1) }) },
+                { try await records.delete(Self.model, gid: $0) }
+            )
         case .appsync:
             let client = Self.appSync(store)
-            return Self.editor(
-                save: { try await client.save(Self.appSyncType, guid: $0, fields: $1) },
-                delete: { try await client.delete(Self.appSyncType, guid: $0) })
+            return (
+                { try await client.save(Self.appSyncType, $0.map { (guid: $0.0, fields: $0.1) }) },
+                { try await client.delete(Self.appSyncType, guid: $0) }
+            )
         case .ota:
             let records = Self.ota(store)
-            return Self.editor(
-                save: { try await records.save(dataclass: Self.dataclass, luid: $0, entity: Self.entity, fields: $1) },
-                delete: { try await records.delete(dataclass: Self.dataclass, luid: $0) })
-        }
-    }
-
-    /// An editor from a client's save (id or `nil`, fields; returns the id) and delete (id).
-    private static func editor(
-        save: @escaping (String?, [String: SyncValue]) async throws -> String,
-        delete: @escaping (String) async throws -> Void
-    ) -> (Edit, String?) async throws -> String {
-        { edit, id in
-            switch edit {
-            case .add(_, let fields), .modify(_, let fields):
-                return try await save(id, fields)
-            case .delete:
-                let id = try #require(id)
-                try await delete(id)
-                return id
-            }
+            return (
+                { try await records.save(dataclass: Self.dataclass, $0.map { (luid: $0.0, entity: Self.entity, fields: $0.1) }) },
+                { try await records.delete(dataclass: Self.dataclass, luid: $0) }
+            )
         }
     }
 

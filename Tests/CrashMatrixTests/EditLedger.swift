@@ -9,6 +9,13 @@ enum Edit: Sendable {
     case add(name: String, fields: [String: SyncValue])
     case modify(name: String, fields: [String: SyncValue])
     case delete(name: String)
+
+    /// The name of the record the edit is made to.
+    var name: String {
+        switch self {
+        case .add(let name, _), .modify(let name, _), .delete(let name): name
+        }
+    }
 }
 
 /// What the application has been told is saved: every record's last fields,
