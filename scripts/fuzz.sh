@@ -1,11 +1,11 @@
 #!/usr/bin/env bash
-# Runs the libFuzzer target of each decoder (or the one named) for a time (default 60 s each).
-# Usage: scripts/fuzz.sh [FuzzJSON|FuzzXMLPlist|FuzzBinaryPlist|FuzzMessagePack] [seconds]
+# Runs the libFuzzer target of each decoder and of the IMAP response parser (or the one named) for a time (default 60 s each).
+# Usage: scripts/fuzz.sh [FuzzJSON|FuzzXMLPlist|FuzzBinaryPlist|FuzzMessagePack|FuzzIMAP] [seconds]
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/install-deps.sh
 
-targets=(FuzzJSON FuzzXMLPlist FuzzBinaryPlist FuzzMessagePack)
+targets=(FuzzJSON FuzzXMLPlist FuzzBinaryPlist FuzzMessagePack FuzzIMAP)
 if [ $# -ge 1 ]; then targets=("$1"); fi
 seconds="${2:-60}"
 

@@ -6,8 +6,9 @@
 //       -Xswiftc -parse-as-library --product FuzzJSON
 //   Tests/Fuzz/.build/release/FuzzJSON -max_total_time=60 -max_len=4096
 //
-// Each target checks that decoding never crashes and that whatever decodes
-// re-encodes and decodes to the same value.
+// Each codec target checks that decoding never crashes and that whatever decodes
+// re-encodes and decodes to the same value; FuzzIMAP checks that the IMAP
+// response framer and parser refuse bad input with an error, never a crash.
 
 import PackageDescription
 
@@ -16,6 +17,7 @@ let fuzzers: [(name: String, module: String)] = [
     ("FuzzXMLPlist", "SyncXMLPlist"),
     ("FuzzBinaryPlist", "SyncBinaryPlist"),
     ("FuzzMessagePack", "SyncMessagePack"),
+    ("FuzzIMAP", "SyncMail"),
 ]
 
 let package = Package(
