@@ -41,7 +41,7 @@ struct PushLatency {
     static let authenticator = StaticAuthenticator(passwords: ["ada": "secret"])
 
     /// Runs an in-process server with Aquasync and push on `store` while `body` runs.
-    static func withServer(store: SQLiteStore, _ body: (URL) async throws -> Void) async throws {
+    static func withServer(store: SQLiteStore, _ body: @Sendable (URL) async throws -> Void) async throws {
         var logger = Logger(label: "push-latency")
         logger.logLevel = .error
         let push = PushServer(store: store, codecs: CodecSet([JSONCodec()]), logger: logger)
@@ -58,7 +58,7 @@ struct PushLatency {
         guard let port = await ports.first(where: { _ in true }) else { return }
         try await body(URL(string: "http://127.0.0.1:\(port)")!)
         await group.triggerGracefulShutdown()
-        task.cancel()
+        try await task.value
     }
 
     /// An Aquasync device of `account` that names itself `token`.
