@@ -16,6 +16,7 @@ let package = Package(
         .package(url: "https://github.com/ordo-one/benchmark", from: "1.38.1", traits: ["MallocInterposer"]),
         .package(url: "https://github.com/ordo-one/malloc-interposer", from: "1.6.1"),
         .package(url: "https://github.com/vapor/postgres-nio", from: "1.33.2"),
+        .package(url: "https://github.com/swift-server/async-http-client", from: "1.37.0"),
     ],
     targets: [
         // MARK: C peers
@@ -77,6 +78,19 @@ let package = Package(
                 .product(name: "SyncJSON", package: "Anchorage"),
                 .product(name: "SyncSQLite", package: "Anchorage"),
                 .product(name: "SyncPush", package: "Anchorage"),
+                .product(name: "Aquasync", package: "Anchorage"),
+            ]),
+
+        // MARK: Load: fast syncs of many devices, bulk upload and pull, import (performance.sh runs it with Kinto)
+        .executableTarget(
+            name: "sync-load",
+            dependencies: [
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
+                .product(name: "SyncCore", package: "Anchorage"),
+                .product(name: "SyncHTTP", package: "Anchorage"),
+                .product(name: "SyncJSON", package: "Anchorage"),
+                .product(name: "SyncSQLite", package: "Anchorage"),
+                .product(name: "SyncSamples", package: "Anchorage"),
                 .product(name: "Aquasync", package: "Anchorage"),
             ]),
     ]

@@ -1,0 +1,312 @@
+// sync-load: what one `anchorage serve` process sustains, as a new user would run it. Not a timed test:
+//
+//     swift build -c release --product sync-load
+//     .build/release/sync-load --anchorage PATH [--postgres postgres://USER@HOST:PORT/DB] [--json OUT.json]
+//
+// (`../scripts/with-postgres.sh` provides a PostgreSQL server; `performance.sh` runs everything and the
+// Kinto peer in one go.) The server is a child process built in release mode; the devices are Aquasync
+// clients in this process, over HTTP with JSON, each with its own account and connection:
+//
+// - fast syncs: N devices (10, 100, 1,000) each save one contact and sync (push 1 + pull) in a loop:
+//   syncs/s, p50/p99 of a sync, the server's CPU time per sync (/proc/PID/stat) and its peak RSS;
+// - upload: a device's 100,000 contacts (SyncSamples, no photos) sent in one `sync()`: records/s;
+// - pull: `anchorage sync` brings the 100,000 contacts into an empty SQLite device: records/s, the device's
+//   and the server's peak RSS;
+// - import: `anchorage records import` of 100,000 contacts from JSON Lines into a SQLite device: seconds.
+import AsyncHTTPClient
+import Aquasync
+import Foundation
+import SyncCore
+import SyncHTTP
+import SyncJSON
+import SyncSQLite
+import SyncSamples
+
+@main
+struct SyncLoad {
+    static func main() async throws {
+        let options = try Options(CommandLine.arguments)
+        var results = Results()
+        print("sync-load: \(ProcessInfo.processInfo.processorCount) cores, \(options.seconds) s a run, \(options.contacts) contacts")
+        let contacts = SampleContacts().make(count: options.contacts, photos: false)
+        var stores: [(name: String, store: (String) throws -> String)] = [
+            ("sqlite", { _ in "sqlite:" + temporaryPath("server", "sqlite") })
+        ]
+        if let postgres = options.postgres { stores.append(("postgres", { _ in postgres })) }
+        for (name, store) in stores {
+            for devices in options.devices {
+                let prefix = "\(name)-\(devices)-\(UUID().uuidString.prefix(8).lowercased())"
+                let server = try ServerProcess(anchorage: options.anchorage, store: try store(prefix), accounts: (0..<devices).map { "\(prefix)-d\($0)" })
+                defer { server.stop() }
+                let run = try await fastSyncs(server: server, accounts: (0..<devices).map { "\(prefix)-d\($0)" }, seconds: options.seconds)
+                results.add("\(name).fast.\(devices)", run)
+                print(run.line(store: name, devices: devices))
+            }
+            if options.contacts > 0 {
+                let account = "\(name)-bulk-\(UUID().uuidString.prefix(8).lowercased())"
+                let server = try ServerProcess(anchorage: options.anchorage, store: try store(account), accounts: [account])
+                defer { server.stop() }
+                let upload = try await upload(contacts, server: server, account: account)
+                results.add("\(name).upload", upload)
+                print(upload.line(store: name, what: "upload"))
+                let pull = try pullWithCommandLine(server: server, account: account, anchorage: options.anchorage, expected: contacts.count)
+                results.add("\(name).pull", pull)
+                print(pull.line(store: name, what: "pull"))
+            }
+        }
+        if options.contacts > 0 {
+            let seconds = try importWithCommandLine(contacts, anchorage: options.anchorage)
+            results.values["import.seconds"] = seconds
+            results.values["import.records"] = Double(contacts.count)
+            results.values["import.records_per_s"] = Double(contacts.count) / seconds
+            print("import: \(contacts.count) contacts with `anchorage records import` in \(format(seconds, 2)) s (\(Int(Double(contacts.count) / seconds)) records/s)")
+        }
+        if let json = options.json {
+            try results.write(to: json)
+            print("results written to \(json)")
+        }
+    }
+
+    // MARK: Fast syncs
+
+    /// `accounts.count` devices, one per account, each saving one contact and syncing for `seconds`.
+    static func fastSyncs(server: ServerProcess, accounts: [String], seconds: Double) async throws -> FastSyncRun {
+        var configuration = HTTPClient.Configuration()
+        configuration.connectionPool.concurrentHTTP1ConnectionsPerHostSoftLimit = accounts.count
+        let client = HTTPClient(eventLoopGroupProvider: .singleton, configuration: configuration)
+        let devices = accounts.map { account in
+            AquasyncClient(
+                store: MemoryStore(), account: AccountID(account),
+                transport: HTTPClientTransport(baseURL: server.url, client: client)
+                    .with(CredentialsMiddleware(.basic(username: account, password: ServerProcess.password))),
+                codec: JSONCodec())
+        }
+        // Every device's first sync (a new device's registration) is not timed.
+        try await withThrowingTaskGroup(of: Void.self) { group in
+            for device in devices { group.addTask { _ = try await device.sync() } }
+            try await group.waitForAll()
+        }
+        let clock = ContinuousClock()
+        let before = server.usage()
+        let began = clock.now
+        let deadline = began.advanced(by: .milliseconds(Int(seconds * 1_000)))
+        let latencies = try await withThrowingTaskGroup(of: [Duration].self) { group in
+            for (index, device) in devices.enumerated() {
+                group.addTask {
+                    var latencies: [Duration] = []
+                    var round = 0
+                    while clock.now < deadline {
+                        let start = clock.now
+                        _ = try await device.save("Contact", fields: ["name": .string("contact \(index).\(round)"), "round": .integer(Int64(round))])
+                        _ = try await device.sync()
+                        latencies.append(start.duration(to: clock.now))
+                        round += 1
+                    }
+                    return latencies
+                }
+            }
+            var all: [Duration] = []
+            for try await some in group { all += some }
+            return all
+        }
+        let elapsed = began.duration(to: clock.now)
+        let after = server.usage()
+        try await client.shutdown()
+        return FastSyncRun(latencies: latencies.sorted(), elapsed: elapsed.seconds, serverCPU: after.cpuSeconds - before.cpuSeconds, serverPeakRSS: after.peakRSS)
+    }
+
+    // MARK: Upload and pull
+
+    /// One device with `contacts` saved locally (not timed) sends them all in one `sync()`.
+    static func upload(_ contacts: [SyncValue], server: ServerProcess, account: String) async throws -> BulkRun {
+        let store = try SQLiteStore(path: temporaryPath("upload-device", "sqlite"))
+        let device = AquasyncClient(
+            store: store, account: AccountID(account),
+            transport: HTTPClientTransport(baseURL: server.url).with(CredentialsMiddleware(.basic(username: account, password: ServerProcess.password))),
+            codec: JSONCodec())
+        let fields = contacts.map { contact -> (gid: String?, fields: [String: SyncValue]) in
+            guard case .dictionary(let fields) = contact else { return (nil, [:]) }
+            return (nil, fields)
+        }
+        for start in stride(from: 0, to: fields.count, by: 1_000) {
+            _ = try await device.records.save("Contact", Array(fields[start..<min(fields.count, start + 1_000)]))
+        }
+        let sampler = MemorySampler(pids: [server.pid, getpid()])
+        let before = server.usage()
+        let clock = ContinuousClock()
+        let began = clock.now
+        let report = try await device.sync()
+        let elapsed = began.duration(to: clock.now).seconds
+        let after = server.usage()
+        let peaks = sampler.stop()
+        guard report.pushed == contacts.count else { throw BenchmarkError("upload pushed \(report.pushed) of \(contacts.count) contacts") }
+        return BulkRun(
+            records: contacts.count, seconds: elapsed, serverCPU: after.cpuSeconds - before.cpuSeconds,
+            serverPeakRSS: peaks[server.pid] ?? 0, devicePeakRSS: peaks[getpid()] ?? 0)
+    }
+
+    /// `anchorage sync` pulls every contact of `account` into a new SQLite device.
+    static func pullWithCommandLine(server: ServerProcess, account: String, anchorage: String, expected: Int) throws -> BulkRun {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: anchorage)
+        process.arguments = ["sync", "--server", server.url.absoluteString, "--user", account, "--store", "sqlite:" + temporaryPath("pull-device", "sqlite")]
+        process.environment = ProcessInfo.processInfo.environment.merging(["ANCHORAGE_PASSWORD": ServerProcess.password]) { $1 }
+        let output = Pipe()
+        process.standardOutput = output
+        let before = server.usage()
+        let began = ContinuousClock.now
+        try process.run()
+        let sampler = MemorySampler(pids: [server.pid, process.processIdentifier])
+        let text = output.fileHandleForReading.readDataToEndOfFile()
+        process.waitUntilExit()
+        let elapsed = began.duration(to: .now).seconds
+        let peaks = sampler.stop()
+        let after = server.usage()
+        guard process.terminationStatus == 0 else { throw BenchmarkError("anchorage sync exited with \(process.terminationStatus)") }
+        let line = String(decoding: text, as: UTF8.self)
+        guard line.contains("\(expected)") || line.contains(expected.formatted()) else {
+            throw BenchmarkError("anchorage sync did not pull \(expected) contacts: \(line)")
+        }
+        return BulkRun(
+            records: expected, seconds: elapsed, serverCPU: after.cpuSeconds - before.cpuSeconds,
+            serverPeakRSS: peaks[server.pid] ?? 0, devicePeakRSS: peaks[process.processIdentifier] ?? 0)
+    }
+
+    // MARK: Import
+
+    /// Writes `contacts` as JSON Lines (the form `anchorage records list` prints) and times `anchorage records import` of them.
+    static func importWithCommandLine(_ contacts: [SyncValue], anchorage: String) throws -> Double {
+        let file = temporaryPath("contacts", "jsonl")
+        var bytes: [UInt8] = []
+        let codec = JSONCodec()
+        for contact in contacts {
+            bytes += try codec.encode(["fields": listed(contact)])
+            bytes.append(UInt8(ascii: "\n"))
+        }
+        try Data(bytes).write(to: URL(fileURLWithPath: file))
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: anchorage)
+        process.arguments = ["records", "import", "Contact", file, "--store", "sqlite:" + temporaryPath("import-device", "sqlite")]
+        process.standardOutput = FileHandle.nullDevice
+        let began = ContinuousClock.now
+        try process.run()
+        process.waitUntilExit()
+        let elapsed = began.duration(to: .now).seconds
+        guard process.terminationStatus == 0 else { throw BenchmarkError("anchorage records import exited with \(process.terminationStatus)") }
+        return elapsed
+    }
+
+    /// A value in the listed form of JSON files: dates as `{"$date": ISO 8601}`, data as `{"$data": base64}`.
+    static func listed(_ value: SyncValue) -> SyncValue {
+        switch value {
+        case .date(let date): return ["$date": .string(date.formatted(.iso8601))]
+        case .data(let bytes): return ["$data": .string(Data(bytes).base64EncodedString())]
+        case .array(let values): return .array(values.map(listed))
+        case .dictionary(let entries): return .dictionary(entries.mapValues(listed))
+        default: return value
+        }
+    }
+}
+
+/// What the command line asked for.
+struct Options {
+    var anchorage: String
+    var postgres: String?
+    var devices = [10, 100, 1_000]
+    var seconds = 10.0
+    var contacts = 100_000
+    var json: String?
+
+    init(_ arguments: [String]) throws {
+        func value(_ name: String) -> String? {
+            arguments.firstIndex(of: name).flatMap { arguments.indices.contains($0 + 1) ? arguments[$0 + 1] : nil }
+        }
+        guard let anchorage = value("--anchorage") else {
+            throw BenchmarkError("usage: sync-load --anchorage PATH [--postgres URL] [--devices 10,100,1000] [--seconds 10] [--contacts 100000] [--json OUT]")
+        }
+        self.anchorage = anchorage
+        postgres = value("--postgres")
+        if let list = value("--devices") { devices = list.split(separator: ",").compactMap { Int($0) } }
+        if let text = value("--seconds"), let seconds = Double(text) { self.seconds = seconds }
+        if let text = value("--contacts"), let contacts = Int(text) { self.contacts = contacts }
+        json = value("--json")
+    }
+}
+
+/// A failure the benchmark reports in one line.
+struct BenchmarkError: Error, CustomStringConvertible {
+    let description: String
+    init(_ description: String) { self.description = description }
+}
+
+/// The figures of a run, by name, written as one JSON object for `performance.sh`.
+struct Results {
+    var values: [String: Double] = [:]
+
+    mutating func add(_ prefix: String, _ run: FastSyncRun) {
+        values["\(prefix).syncs_per_s"] = run.syncsPerSecond
+        values["\(prefix).p50_ms"] = run.percentile(0.5) * 1_000
+        values["\(prefix).p99_ms"] = run.percentile(0.99) * 1_000
+        values["\(prefix).server_cpu_ms_per_sync"] = run.cpuPerSync * 1_000
+        values["\(prefix).server_rss_mb"] = Double(run.serverPeakRSS) / 1_048_576
+    }
+
+    mutating func add(_ prefix: String, _ run: BulkRun) {
+        values["\(prefix).records_per_s"] = Double(run.records) / run.seconds
+        values["\(prefix).seconds"] = run.seconds
+        values["\(prefix).server_cpu_s"] = run.serverCPU
+        values["\(prefix).server_rss_mb"] = Double(run.serverPeakRSS) / 1_048_576
+        values["\(prefix).device_rss_mb"] = Double(run.devicePeakRSS) / 1_048_576
+    }
+
+    func write(to path: String) throws {
+        let body = values.keys.sorted().map { "  \"\($0)\": \(format(values[$0]!, 3))" }.joined(separator: ",\n")
+        try Data("{\n\(body)\n}\n".utf8).write(to: URL(fileURLWithPath: path))
+    }
+}
+
+/// One fast-sync run.
+struct FastSyncRun {
+    /// Every timed sync's duration, shortest first.
+    let latencies: [Duration]
+    let elapsed: Double
+    let serverCPU: Double
+    let serverPeakRSS: Int
+
+    var syncsPerSecond: Double { Double(latencies.count) / elapsed }
+    var cpuPerSync: Double { serverCPU / Double(max(1, latencies.count)) }
+
+    func percentile(_ p: Double) -> Double {
+        latencies.isEmpty ? 0 : latencies[min(latencies.count - 1, Int(Double(latencies.count) * p))].seconds
+    }
+
+    func line(store: String, devices: Int) -> String {
+        "\(store), \(devices) devices: \(Int(syncsPerSecond)) syncs/s, p50 \(format(percentile(0.5) * 1_000, 1)) ms, "
+            + "p99 \(format(percentile(0.99) * 1_000, 1)) ms, server CPU \(format(cpuPerSync * 1_000_000, 0)) µs a sync, "
+            + "server peak RSS \(serverPeakRSS / 1_048_576) MB"
+    }
+}
+
+/// One upload or pull of many records.
+struct BulkRun {
+    let records: Int
+    let seconds: Double
+    let serverCPU: Double
+    let serverPeakRSS: Int
+    let devicePeakRSS: Int
+
+    func line(store: String, what: String) -> String {
+        "\(store), \(what) of \(records) contacts: \(format(seconds, 2)) s, \(Int(Double(records) / seconds)) records/s, "
+            + "server CPU \(format(serverCPU, 2)) s, peak RSS server \(serverPeakRSS / 1_048_576) MB, device \(devicePeakRSS / 1_048_576) MB"
+    }
+}
+
+func format(_ value: Double, _ digits: Int) -> String { String(format: "%.\(digits)f", value) }
+
+func temporaryPath(_ name: String, _ ext: String) -> String {
+    NSTemporaryDirectory() + "sync-load-\(name)-\(UUID().uuidString).\(ext)"
+}
+
+extension Duration {
+    var seconds: Double { Double(components.seconds) + Double(components.attoseconds) / 1e18 }
+}
