@@ -16,7 +16,13 @@ enum TestApache {
     }
 
     /// The server, or the reason none could be started.
-    static let server: Result<Server, TestApacheError> = findOrStart()
+    static var server: Result<Server, TestApacheError> {
+        get async { await started.value }
+    }
+
+    /// The server, found or started on first use: callers that come while it starts wait for it
+    /// without holding a thread.
+    private static let started = MadeOnce { await findOrStart() }
 
     nonisolated(unsafe) private static var ownedDirectory: String?
 
@@ -25,7 +31,7 @@ enum TestApache {
             .deletingLastPathComponent().appendingPathComponent("scripts/with-apache.sh").path
     }
 
-    private static func findOrStart() -> Result<Server, TestApacheError> {
+    private static func findOrStart() async -> Result<Server, TestApacheError> {
         let environment = ProcessInfo.processInfo.environment
         if let url = environment["ANCHORAGE_WEBDAV_URL"].flatMap(URL.init(string:)), let root = environment["ANCHORAGE_WEBDAV_ROOT"] {
             return .success(Server(url: url, root: root, user: environment["ANCHORAGE_WEBDAV_USER"] ?? "anchorage",
@@ -34,8 +40,7 @@ enum TestApache {
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("anchorage-apache-\(UUID().uuidString)").path
         let outcome: ChildProcess.Outcome
         do {
-            // Runs once, from a static initializer: nowhere to await.
-            outcome = try ChildProcess.runSynchronously(
+            outcome = try await ChildProcess.run(
                 "/bin/bash", arguments: [script, "--start", directory, String(ProcessInfo.processInfo.processIdentifier)])
         } catch {
             return .failure(TestApacheError(reason: "could not run \(script): \(error)"))
@@ -69,7 +74,7 @@ final class World: Sendable {
     let temporary: TemporaryFolder
 
     init() async throws {
-        server = try TestApache.server.get()
+        server = try await TestApache.server.get()
         name = "t-" + UUID().uuidString.prefix(8).lowercased()
         let root = WebDAVClient(transport: WebDAVHTTPTransport(baseURL: server.url, username: server.user, password: server.password))
         try await root.makeCollection(name)

@@ -60,7 +60,7 @@ actor BalancedServers {
         accounts: [AccountID], arguments extra: [String] = [], _ body: (BalancedServers) async throws -> Result
     ) async throws -> Result {
         let tool = try AnchorageTool()
-        let address = try #require(TestPostgresServer.address)
+        let address = try #require(await TestPostgresServer.address)
         let database = "balanced_" + UUID().uuidString.lowercased().replacingOccurrences(of: "-", with: "")
         try await administer("CREATE DATABASE \(database)")
         let folder = try TemporaryFolder("balanced-servers")
@@ -137,7 +137,7 @@ actor BalancedServers {
 
     /// Runs `body` with a store on the servers' database, as the processes open it.
     func withStore<Result: Sendable>(_ body: (PostgresStore) async throws -> Result) async throws -> Result {
-        var configuration = try testClientConfiguration(maximumConnections: 2)
+        var configuration = try await testClientConfiguration(maximumConnections: 2)
         configuration.database = database
         let client = PostgresClient(configuration: configuration, backgroundLogger: quietLogger("Anchorage.tests.pool"))
         return try await withThrowingTaskGroup(of: Void.self, returning: Result.self) { group in

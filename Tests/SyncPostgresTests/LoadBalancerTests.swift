@@ -9,6 +9,7 @@ import SyncMessagePack
 import SyncPostgres
 import SyncTesting
 import Synchronization
+import TestSupport
 import Testing
 
 /// Three `anchorage serve` processes on one PostgreSQL database behind nginx
@@ -18,7 +19,7 @@ import Testing
 @Suite(
     "several anchorage serve processes on one PostgreSQL behind a load balancer",
     .serialized,
-    .enabled(if: postgresAvailable, "no PostgreSQL server (see the reason printed above)"))
+    .enabled("no PostgreSQL server (see the reason printed above)") { await TestPostgresServer.isAvailable })
 struct LoadBalancerTests {
     @Test(
         "3 devices × 100 rounds of random edits converge through nginx while a process is killed every 10 rounds",

@@ -1,6 +1,7 @@
 import SyncCore
 import SyncPostgres
 import SyncTesting
+import TestSupport
 import Testing
 
 /// Each check's stores live in a fresh schema. The concurrency checks run 8
@@ -9,7 +10,7 @@ import Testing
 /// took minutes and proved no more).
 @Suite(
     "PostgresStore keeps the store contract; 8 concurrent writers × 40 transactions lose no update",
-    .enabled(if: postgresAvailable, "no PostgreSQL server could be started (reason on standard error)"))
+    .enabled("no PostgreSQL server could be started (reason on standard error)") { await TestPostgresServer.isAvailable })
 struct PostgresStoreContractTests {
     @Test(arguments: StoreContractSuite.Check.allCases)
     func keepsTheContract(_ check: StoreContractSuite.Check) async throws {

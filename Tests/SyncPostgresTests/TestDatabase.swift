@@ -43,8 +43,6 @@ final class TestDatabase: Sendable {
     }
 }
 
-/// Whether the PostgreSQL tests can run (see ``TestPostgresServer``).
-let postgresAvailable = TestPostgresServer.isAvailable
 
 /// A logger that reports warnings and worse only.
 func quietLogger(_ label: String) -> Logger {
@@ -54,8 +52,8 @@ func quietLogger(_ label: String) -> Logger {
 }
 
 /// The pool configuration for the test server.
-func testClientConfiguration(maximumConnections: Int = 12) throws -> PostgresClient.Configuration {
-    let address = try #require(TestPostgresServer.address, "no PostgreSQL server is available")
+func testClientConfiguration(maximumConnections: Int = 12) async throws -> PostgresClient.Configuration {
+    let address = try #require(await TestPostgresServer.address, "no PostgreSQL server is available")
     var configuration = PostgresClient.Configuration(
         host: address.host, port: address.port, username: address.username, password: nil,
         database: address.database, tls: .disable)
@@ -69,7 +67,7 @@ func withTestDatabase<Result: Sendable>(
     maximumConnections: Int = 12, _ body: (TestDatabase) async throws -> Result
 ) async throws -> Result {
     let client = PostgresClient(
-        configuration: try testClientConfiguration(maximumConnections: maximumConnections),
+        configuration: try await testClientConfiguration(maximumConnections: maximumConnections),
         backgroundLogger: quietLogger("Anchorage.tests.pool"))
     return try await withThrowingTaskGroup(of: Void.self, returning: Result.self) { group in
         group.addTask { await client.run() }

@@ -15,13 +15,13 @@ private let anchorageExecutable = ChildProcess.builtExecutable(named: "anchorage
 
 @Suite(
     "two anchorage serve processes on one PostgreSQL database",
-    .enabled(if: postgresAvailable, "no PostgreSQL server (see the reason printed above)"),
+    .enabled("no PostgreSQL server (see the reason printed above)") { await TestPostgresServer.isAvailable },
     .enabled(if: anchorageExecutable != nil, "the anchorage executable was not found beside the test bundle"))
 struct TwoServersTests {
     @Test("Aquasync devices whose requests alternate between the two servers converge with nothing lost")
     func devicesAlternatingBetweenServersConverge() async throws {
         let executable = try #require(anchorageExecutable)
-        let address = try #require(TestPostgresServer.address)
+        let address = try #require(await TestPostgresServer.address)
         let database = "two_servers_" + UUID().uuidString.lowercased().replacingOccurrences(of: "-", with: "")
         try await administer("CREATE DATABASE \(database)")
         let folder = FileManager.default.temporaryDirectory.appendingPathComponent("two-servers-\(UUID().uuidString)")

@@ -8,11 +8,11 @@ import Testing
 /// Two `anchorage serve` processes on one PostgreSQL database: a commit through one reaches a device listening on the other.
 @Suite(
     "Push across two anchorage serve processes on PostgreSQL",
-    .enabled(if: TestPostgresServer.isAvailable, "no PostgreSQL server (see the reason printed above)"))
+    .enabled("no PostgreSQL server (see the reason printed above)") { await TestPostgresServer.isAvailable })
 struct PushTwoServersTests {
     @Test("A writes through one server, B listens on the other, and is notified")
     func notifiedAcrossProcesses() async throws {
-        let address = try #require(TestPostgresServer.address)
+        let address = try #require(await TestPostgresServer.address)
         let tool = try AnchorageTool()
         let folder = try TemporaryFolder("push-two-servers")
         // An account of its own: the servers use the database's default schema, which other tests may share.

@@ -21,10 +21,18 @@ public enum TestPostgresServer {
     }
 
     /// The server's address, or `nil` when none could be started.
-    public static let address: Address? = findOrStart()
+    public static var address: Address? {
+        get async { await server.value }
+    }
 
     /// Whether a server is available.
-    public static var isAvailable: Bool { address != nil }
+    public static var isAvailable: Bool {
+        get async { await address != nil }
+    }
+
+    /// The server, found or started on first use: callers that come while it starts wait for it
+    /// without holding a thread.
+    private static let server = MadeOnce { await findOrStart() }
 
     /// The directory of the server this process started, if it did.
     nonisolated(unsafe) private static var ownedDirectory: String?
@@ -35,7 +43,7 @@ public enum TestPostgresServer {
             .deletingLastPathComponent().appendingPathComponent("scripts/with-postgres.sh").path
     }
 
-    private static func findOrStart() -> Address? {
+    private static func findOrStart() async -> Address? {
         let environment = ProcessInfo.processInfo.environment
         if let portText = environment["ANCHORAGE_POSTGRES_PORT"] {
             guard let port = Int(portText) else {
@@ -47,12 +55,12 @@ public enum TestPostgresServer {
                 username: environment["ANCHORAGE_POSTGRES_USER"] ?? "anchorage",
                 database: environment["ANCHORAGE_POSTGRES_DATABASE"] ?? "postgres")
         }
-        return start()
+        return await start()
     }
 
     /// Starts a server in a fresh temporary directory; the script's watchdog
     /// stops it if this process dies without stopping it.
-    private static func start() -> Address? {
+    private static func start() async -> Address? {
         guard FileManager.default.isExecutableFile(atPath: script) else {
             report("\(script) is missing")
             return nil
@@ -61,7 +69,9 @@ public enum TestPostgresServer {
             .appendingPathComponent("anchorage-postgres-\(UUID().uuidString)").path
         let result: (status: Int32, output: String, errors: String)
         do {
-            result = try run([script, "--start", directory, String(ProcessInfo.processInfo.processIdentifier)])
+            let outcome = try await ChildProcess.run(
+                "/bin/bash", arguments: [script, "--start", directory, String(ProcessInfo.processInfo.processIdentifier)])
+            result = (outcome.status, outcome.outputText, outcome.errorText)
         } catch {
             report("could not run \(script): \(error)")
             return nil
@@ -77,18 +87,11 @@ public enum TestPostgresServer {
         return Address(host: "127.0.0.1", port: port, username: "anchorage", database: "postgres")
     }
 
-    /// Stops the server this process started, if any.
+    /// Stops the server this process started, if any: at exit, where there is nothing to await.
     private static func stopOwnedServer() {
         guard let directory = ownedDirectory else { return }
         ownedDirectory = nil
-        _ = try? run([script, "--stop", directory])
-    }
-
-    /// Runs `arguments` with bash and returns its status and output.
-    private static func run(_ arguments: [String]) throws -> (status: Int32, output: String, errors: String) {
-        // Runs once, from the static initializer of `address` or at exit: nowhere to await.
-        let outcome = try ChildProcess.runSynchronously("/bin/bash", arguments: arguments)
-        return (outcome.status, outcome.outputText, outcome.errorText)
+        _ = try? ChildProcess.runSynchronously("/bin/bash", arguments: [script, "--stop", directory])
     }
 
     private static func report(_ reason: String) {
