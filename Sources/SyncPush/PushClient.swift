@@ -160,6 +160,11 @@ public final class PushClient: Sendable {
     /// The last notification number received.
     public var lastSeq: UInt64 { state.withLock { $0.lastSeq } }
 
+    /// The token the server gave each collection with push at the last registration.
+    public var tokens: [CollectionID: String] {
+        state.withLock { state in Dictionary(state.collectionByToken.map { ($0.value, $0.key) }, uniquingKeysWith: { first, _ in first }) }
+    }
+
     /// The collections polled now.
     public var polled: Set<CollectionID> { state.withLock { $0.poll } }
 

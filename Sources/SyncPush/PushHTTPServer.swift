@@ -13,7 +13,8 @@ import Synchronization
 /// An ``SyncHTTP/HTTPSyncServer`` that also upgrades `GET {mount}/stream` to the
 /// push server's WebSocket, and runs the push server's listener beside it.
 ///
-/// Every other request — `/push/register` included — goes to the sync
+/// `Expect: 100-continue` is answered at once (a mail server's hook sends it
+/// with every `POST /push/mail`). Every other request — `/push/register` included — goes to the sync
 /// server's responder as before. A stream request is upgraded only when its
 /// credentials prove an account and its device is registered for that
 /// account; otherwise it is answered as plain HTTP (401, 400, 404 or 426).
@@ -52,7 +53,9 @@ public struct PushHTTPServer: ApplicationProtocol {
         let (push, authenticator, streamPath) = (push, base.authenticator, mountPath + "/stream")
         return base.wrappingTLS(
             .http1WebSocketUpgrade(
-                configuration: .init(ws: .init(maxFrameSize: 4_096, autoPing: .enabled(timePeriod: .seconds(30))))
+                configuration: .init(
+                    http1: .init(additionalChannelHandlers: [ExpectContinueHandler()]),
+                    ws: .init(maxFrameSize: 4_096, autoPing: .enabled(timePeriod: .seconds(30))))
             ) { head, _, _ in
                 let path = head.path ?? "/"
                 let request = SyncRequest(method: .get, path: path)

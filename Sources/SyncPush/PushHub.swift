@@ -175,24 +175,40 @@ package actor PushHub {
             }
             guard !tokens.isEmpty else { continue }
             for token in tokens {
-                device.seq += 1
-                device.queue.append(Entry(seq: device.seq, token: token))
-                if device.queue.count > configuration.queueLength {
-                    let dropped = device.queue.removeFirst()
-                    device.provenAfter = max(device.provenAfter, dropped.seq)
-                }
-                if let connection = device.connection,
-                    case .dropped = connection.continuation.yield(PushNotification(seq: device.seq, token: token, retained: false))
-                {
-                    // The device does not read fast enough: it reconnects and gets the queue.
-                    connection.continuation.finish()
-                    device.connection = nil
-                }
+                enqueue(token, for: &device)
                 made += 1
             }
             devices[key] = device
         }
         return made
+    }
+
+    /// Queues (and sends, when connected) a notification of `token` for one device, when the
+    /// device is registered and `token` is one of its tokens (a mail server's notification).
+    /// - Returns: Whether a notification was made.
+    @discardableResult
+    func notify(_ key: Key, token: String) -> Bool {
+        guard var device = devices[key], device.tokens.values.contains(token) else { return false }
+        enqueue(token, for: &device)
+        devices[key] = device
+        return true
+    }
+
+    /// Adds a notification of `token` to the device's queue and its stream.
+    private func enqueue(_ token: String, for device: inout Device) {
+        device.seq += 1
+        device.queue.append(Entry(seq: device.seq, token: token))
+        if device.queue.count > configuration.queueLength {
+            let dropped = device.queue.removeFirst()
+            device.provenAfter = max(device.provenAfter, dropped.seq)
+        }
+        if let connection = device.connection,
+            case .dropped = connection.continuation.yield(PushNotification(seq: device.seq, token: token, retained: false))
+        {
+            // The device does not read fast enough: it reconnects and gets the queue.
+            connection.continuation.finish()
+            device.connection = nil
+        }
     }
 
     /// Tells every device that notifications may have been lost (the store stopped announcing for a while):

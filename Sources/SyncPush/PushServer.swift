@@ -49,6 +49,8 @@ public final class PushServer: SyncService, Service {
         public var maxDevicesPerAccount: Int
         /// The largest registration body accepted.
         public var maxRegistrationBytes: Int
+        /// The accounts mail servers post as (`POST /push/mail`); no other account may post there. None by default.
+        public var mailServers: Set<AccountID> = []
 
         /// Makes a configuration.
         public init(
@@ -159,7 +161,8 @@ public final class PushServer: SyncService, Service {
 
     // MARK: SyncService
 
-    /// `POST {mount}/register` and, without a WebSocket upgrade, `GET {mount}/stream` (answered 426 or 404).
+    /// `POST {mount}/register`, `POST {mount}/mail` (a mail server's notification) and, without a
+    /// WebSocket upgrade, `GET {mount}/stream` (answered 426 or 404).
     public func handle(_ request: SyncRequest, context: ServiceContext) async throws -> SyncResponse {
         switch (request.pathWithoutQuery.dropFirst(context.mountPath.count), request.method) {
         case ("/register", .post):
@@ -184,8 +187,18 @@ public final class PushServer: SyncService, Service {
                 throw SyncServiceError.notFound("device \(device) is not registered: POST /push/register first")
             }
             throw SyncServiceError(status: 426, message: "the push stream is a WebSocket: send Upgrade: websocket")
-        case ("/register", _), ("/stream", _):
-            throw SyncServiceError.methodNotAllowed("register is POST, stream is GET")
+        case ("/mail", .post):
+            guard configuration.mailServers.contains(context.account) else {
+                throw SyncServiceError(status: 403, message: "account \(context.account) may not post mail notifications")
+            }
+            guard request.body.count <= configuration.maxRegistrationBytes else {
+                throw SyncServiceError.payloadTooLarge(limit: configuration.maxRegistrationBytes)
+            }
+            let notice = try MailPushNotice(json: request.body)
+            for (key, token) in notice.deviceTokens { await hub.notify(key, token: token) }
+            return SyncResponse(status: 202)
+        case ("/register", _), ("/stream", _), ("/mail", _):
+            throw SyncServiceError.methodNotAllowed("register and mail are POST, stream is GET")
         default:
             throw SyncServiceError.notFound("no push resource at \(request.pathWithoutQuery)")
         }

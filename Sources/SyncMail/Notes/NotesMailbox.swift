@@ -1,0 +1,533 @@
+import FoundationEssentials
+public import SyncCore
+
+/// Where an IMAP account is and how to log in.
+public struct IMAPAccount: Sendable, Hashable {
+    /// The server's host name or address.
+    public var host: String
+    /// The server's port (143, or 993 for ``IMAPSecurity/tls``).
+    public var port: Int
+    /// The user name.
+    public var user: String
+    /// The password.
+    public var password: String
+    /// TLS from the start, STARTTLS, or none.
+    public var security: IMAPSecurity
+
+    /// Makes an account.
+    public init(host: String, port: Int, user: String, password: String, security: IMAPSecurity = .startTLSIfOffered) {
+        self.host = host
+        self.port = port
+        self.user = user
+        self.password = password
+        self.security = security
+    }
+
+    /// `user@host:port`, the account's name in the local store.
+    public var name: String { "\(user)@\(host):\(port)" }
+
+    /// Connects, logs in (AUTHENTICATE PLAIN when offered, else LOGIN) and enables QRESYNC when the server has it.
+    public func connect(configuration: IMAPConnection.Configuration = .init()) async throws -> IMAPConnection {
+        let connection = try await IMAPConnection.connect(host: host, port: port, security: security, configuration: configuration)
+        do {
+            var capabilities = await connection.capabilities
+            if capabilities.isEmpty { capabilities = try await connection.capability() }
+            if capabilities.contains("AUTH=PLAIN") {
+                try await connection.authenticatePlain(user: user, password: password)
+            } else {
+                try await connection.login(user: user, password: password)
+            }
+            if await connection.capabilities.contains("QRESYNC") { try await connection.enable(["QRESYNC"]) }
+        } catch {
+            await connection.close()
+            throw error
+        }
+        return connection
+    }
+}
+
+/// What one ``NotesMailbox/sync()`` did.
+public struct NotesSyncReport: Sendable, Hashable {
+    /// Notes added, changed or deleted on the device from the server.
+    public var pulled = 0
+    /// Local changes sent to the server.
+    public var pushed = 0
+    /// Conflicts the policy decided.
+    public var conflicts = 0
+    /// Conflicts left open for the application (a deferring policy).
+    public var openConflicts = 0
+    /// Whether the mailbox was read in full (first sync, or its UIDVALIDITY changed).
+    public var fullResync = false
+}
+
+/// The notes of one mailbox, kept in a local store and synced with the IMAP server.
+///
+/// ```swift
+/// let notes = NotesMailbox(account: account, mailbox: "Notes", store: try SQLiteStore(path: "notes.sqlite"), device: "phone-7")
+/// try await notes.save(Note(title: "Groceries", body: "eggs"))
+/// let report = try await notes.sync()
+/// ```
+///
+/// Each version of a note is one message; an edit appends the new message and
+/// then expunges the old one, so a reader sees the old or the new version, never
+/// none. The store keeps the notes (collection `mail/<mailbox>`), the mailbox's
+/// UIDVALIDITY, HIGHESTMODSEQ and last UID, and which UID holds which note.
+/// A sync selects the mailbox with QRESYNC: vanished UIDs delete their notes,
+/// changed flags update them, messages above the last UID are read. When
+/// UIDVALIDITY changed, every UID is forgotten and the mailbox read in full; notes
+/// are matched by their id, so nothing is duplicated. Local changes go through the
+/// journal: a note changed on the server and on the device since they last agreed
+/// is a conflict the ``ConflictPolicy`` decides (keep both makes the local version
+/// a new note).
+public actor NotesMailbox {
+    /// The IMAP account.
+    public let account: IMAPAccount
+    /// The mailbox's name.
+    public let mailbox: String
+    /// The local store.
+    public let store: any SyncStore
+    /// This device's name, written into each message it appends.
+    public let device: String
+    /// Decides conflicts.
+    public let policy: any ConflictPolicy
+    /// The account in the local store.
+    public nonisolated var storeAccount: AccountID { AccountID(account.name) }
+    /// The collection the notes are kept in.
+    public nonisolated var collection: CollectionID { CollectionID("mail/" + mailbox) }
+    private nonisolated var peer: PeerID { PeerID("mail/" + mailbox) }
+    private let configuration: IMAPConnection.Configuration
+    private var connection: IMAPConnection?
+
+    /// Makes the mailbox's notes.
+    public init(
+        account: IMAPAccount, mailbox: String = "Notes", store: any SyncStore, device: String,
+        policy: any ConflictPolicy = NewestWinsPolicy(), configuration: IMAPConnection.Configuration = .init()
+    ) {
+        self.account = account
+        self.mailbox = mailbox
+        self.store = store
+        self.device = device
+        self.policy = policy
+        self.configuration = configuration
+    }
+
+    // MARK: Local notes
+
+    /// The notes on the device, by title then id.
+    public func notes() async throws -> [Note] {
+        let collection = self.collection
+        let records = try await store.transaction(for: storeAccount) { tx in
+            var all: [SyncRecord] = []
+            var after: RecordID?
+            while true {
+                let page = try await tx.records(in: collection, after: after, limit: 500)
+                all += page.map(\.record)
+                guard page.count == 500, let last = page.last else { break }
+                after = last.record.id
+            }
+            return all
+        }
+        return records.filter { !$0.isDeleted }.compactMap(Self.note).sorted { ($0.title, $0.id) < ($1.title, $1.id) }
+    }
+
+    /// The note `id`, or `nil`.
+    public func note(_ id: String) async throws -> Note? {
+        let key = RecordKey(collection: collection, id: RecordID(id))
+        let stored = try await store.transaction(for: storeAccount) { tx in try await tx.record(key) }
+        guard let record = stored?.record, !record.isDeleted else { return nil }
+        return Self.note(record)
+    }
+
+    /// Saves a note on the device (added or edited); the next sync sends it.
+    public func save(_ note: Note) async throws {
+        let record = record(of: note)
+        try await store.transaction(for: storeAccount) { tx in
+            let before = try await tx.record(record.key)
+            let exists = before.map { !$0.record.isDeleted } ?? false
+            try await tx.put(record)
+            try await tx.journal.recordLocalChange(
+                exists ? .modify : .add, local: record, at: Date(), basedOn: before.map { ServerVersion(record: $0.record) })
+        }
+    }
+
+    /// Deletes the note `id` on the device; the next sync deletes it on the server.
+    /// - Throws: ``IMAPError`` when there is no such note.
+    public func delete(_ id: String) async throws {
+        let key = RecordKey(collection: collection, id: RecordID(id))
+        let device = self.device
+        try await store.transaction(for: storeAccount) { tx in
+            guard let before = try await tx.record(key), !before.record.isDeleted else { throw IMAPError("there is no note \(id)") }
+            let tombstone = before.record.tombstone(version: RecordVersion(modifiedAt: Date(), node: PeerID(device)))
+            try await tx.put(tombstone)
+            try await tx.journal.recordLocalChange(.delete, local: tombstone, at: Date(), basedOn: ServerVersion(record: before.record))
+        }
+    }
+
+    /// The conflicts waiting for the application's answer (a deferring policy).
+    public func openConflicts() async throws -> [SyncConflict] {
+        try await store.openConflicts(for: storeAccount).filter { $0.key.collection == collection }
+    }
+
+    // MARK: Sync
+
+    /// Syncs with the server: what changed there comes down, local changes go up.
+    /// - Throws: ``IMAPError`` when the server cannot be reached or refuses; ``StoreError``.
+    @discardableResult
+    public func sync() async throws -> NotesSyncReport {
+        do {
+            return try await syncOnce()
+        } catch let error as IMAPError {
+            // A connection that broke is made again once; a refusal is not retried.
+            await connection?.close()
+            connection = nil
+            guard error.message.contains("closed") || error.message.contains("write") else { throw error }
+            return try await syncOnce()
+        }
+    }
+
+    /// Closes the connection to the server.
+    public func close() async {
+        await connection?.logout()
+        connection = nil
+    }
+
+    private func connected() async throws -> IMAPConnection {
+        if let connection { return connection }
+        let made = try await account.connect(configuration: configuration)
+        try await made.create(mailbox)
+        connection = made
+        return made
+    }
+
+    /// The mailbox's state as the store keeps it.
+    private struct LocalState: Sendable {
+        var uidValidity: UInt32 = 0
+        var highestModSeq: UInt64 = 0
+        var lastUID: UInt32 = 0
+        /// UID → note id.
+        var uids: [UInt32: String] = [:]
+    }
+
+    private func syncOnce() async throws -> NotesSyncReport {
+        let imap = try await connected()
+        var report = NotesSyncReport()
+        var state = try await loadState()
+        let known = IMAPSequenceSet(state.uids.keys)
+        let hasQResync = await imap.capabilities.contains("QRESYNC")
+        let qresync = state.uidValidity != 0 && state.highestModSeq > 0 && hasQResync
+        var changes = try await imap.select(
+            mailbox, qresync: qresync ? (state.uidValidity, state.highestModSeq, known.isEmpty ? nil : known) : nil)
+        guard let selected = await imap.selected else { throw IMAPError("SELECT \(mailbox) reported nothing") }
+        if selected.uidValidity != state.uidValidity || !qresync {
+            // First sync, a server without QRESYNC, or UIDs that mean nothing any more: read everything.
+            report.fullResync = selected.uidValidity != state.uidValidity
+            state = LocalState(uidValidity: selected.uidValidity)
+            changes = IMAPChanges()
+        }
+        let fresh = try await imap.uidFetch(IMAPSequenceSet([(state.lastUID + 1)...UInt32.max]), items: "(UID FLAGS MODSEQ BODY.PEEK[])")
+        let newMessages = fresh.fetches.filter { ($0.uid ?? 0) > state.lastUID && $0.body != nil }
+        // Flag changes of messages already known (QRESYNC reported them), and messages gone.
+        let flagChanges = changes.fetches.filter { fetch in fetch.uid.map { state.uids[$0] != nil } ?? false }
+        let vanished = changes.vanished.numbers(largest: selected.uidNext, limit: 1_000_000).filter { state.uids[$0] != nil }
+        let seenModSeq = selected.highestModSeq ?? 0
+        let wasFull = report.fullResync || state.lastUID == 0
+
+        let plan = try await applyIncoming(
+            state: state, newMessages: newMessages, flagChanges: flagChanges, vanished: vanished, full: wasFull,
+            modSeq: seenModSeq, report: &report)
+        // Older messages of notes that a newer message replaced (two devices wrote one note): expunge them.
+        if !plan.obsolete.isEmpty, !selected.isReadOnly { try await expunge(plan.obsolete, on: imap) }
+        try await pushLocalChanges(on: imap, report: &report)
+        return report
+    }
+
+    private func loadState() async throws -> LocalState {
+        let peer = self.peer
+        return try await store.transaction(for: storeAccount) { tx in
+            var state = LocalState()
+            if case .unsignedInteger(let value)? = try await tx.metadata("uidvalidity", for: peer) { state.uidValidity = UInt32(truncatingIfNeeded: value) }
+            if case .unsignedInteger(let value)? = try await tx.metadata("highestmodseq", for: peer) { state.highestModSeq = value }
+            if case .unsignedInteger(let value)? = try await tx.metadata("lastuid", for: peer) { state.lastUID = UInt32(truncatingIfNeeded: value) }
+            if case .dictionary(let map)? = try await tx.metadata("uids", for: peer) {
+                for (uid, note) in map { if let uid = UInt32(uid), case .string(let id) = note { state.uids[uid] = id } }
+            }
+            return state
+        }
+    }
+
+    private static func saveState(_ state: LocalState, peer: PeerID, in tx: any StoreTransaction) async throws {
+        try await tx.setMetadata(.unsignedInteger(UInt64(state.uidValidity)), "uidvalidity", for: peer)
+        try await tx.setMetadata(.unsignedInteger(state.highestModSeq), "highestmodseq", for: peer)
+        try await tx.setMetadata(.unsignedInteger(UInt64(state.lastUID)), "lastuid", for: peer)
+        try await tx.setMetadata(.dictionary(Dictionary(uniqueKeysWithValues: state.uids.map { (String($0.key), .string($0.value)) })), "uids", for: peer)
+    }
+
+    private struct IncomingPlan: Sendable {
+        var obsolete: [UInt32] = []
+    }
+
+    /// Applies what the server reported in one store transaction, with the mailbox's new state.
+    private func applyIncoming(
+        state: LocalState, newMessages: [IMAPFetch], flagChanges: [IMAPFetch], vanished: [UInt32], full: Bool, modSeq: UInt64,
+        report: inout NotesSyncReport
+    ) async throws -> IncomingPlan {
+        let (collection, peer, policy, device) = (collection, peer, policy, device)
+        let (plan, counts) = try await store.transaction(for: storeAccount) { tx -> (IncomingPlan, NotesSyncReport) in
+            var state = state
+            var plan = IncomingPlan()
+            var counts = NotesSyncReport()
+            // The newest message of each note among the new ones; older ones are obsolete.
+            var newest: [String: (uid: UInt32, record: SyncRecord)] = [:]
+            for fetch in newMessages {
+                guard let uid = fetch.uid, let body = fetch.body else { continue }
+                state.lastUID = max(state.lastUID, uid)
+                guard let decoded = NoteMessage.decode(body) else { continue }
+                if (fetch.flags ?? []).contains(where: { $0.lowercased() == "\\deleted" }) { continue }
+                let record = Self.record(of: decoded, flags: fetch.flags ?? [], collection: collection)
+                if let current = newest[decoded.note.id] {
+                    if Self.isNewer(record, than: current.record) {
+                        plan.obsolete.append(current.uid)
+                        newest[decoded.note.id] = (uid, record)
+                    } else {
+                        plan.obsolete.append(uid)
+                    }
+                } else {
+                    newest[decoded.note.id] = (uid, record)
+                }
+            }
+            // A note whose known message a newer one replaces: the old UID is obsolete.
+            var noteUID: [String: UInt32] = [:]
+            for (uid, note) in state.uids { noteUID[note] = max(noteUID[note] ?? 0, uid) }
+            for (note, incoming) in newest.sorted(by: { $0.key < $1.key }) {
+                if let old = noteUID[note], old != incoming.uid {
+                    let stored = try await tx.record(incoming.record.key)?.record
+                    let known = try await Self.serverVersion(stored, tx: tx, key: incoming.record.key, collection: collection)
+                    if stored != nil, !Self.isNewer(incoming.record, than: known) {
+                        // The known message is the newer one (an older copy showed up): drop the new one.
+                        plan.obsolete.append(incoming.uid)
+                        continue
+                    }
+                    plan.obsolete.append(old)
+                    state.uids[old] = nil
+                }
+                state.uids[incoming.uid] = note
+                noteUID[note] = incoming.uid
+                if try await Self.take(incoming.record, uid: incoming.uid, tx: tx, policy: policy, device: device, counts: &counts) {
+                    counts.pulled += 1
+                }
+            }
+            // Flags changed on messages already known.
+            for fetch in flagChanges {
+                guard let uid = fetch.uid, let note = state.uids[uid], noteUID[note] == uid, let flags = fetch.flags else { continue }
+                let key = RecordKey(collection: collection, id: RecordID(note))
+                guard let base = try await Self.serverVersion(nil, tx: tx, key: key, collection: collection) else { continue }
+                if flags.contains(where: { $0.lowercased() == "\\deleted" }) { continue }
+                var record = base
+                record.fields["flags"] = .array(Self.cleanFlags(flags).map { .string($0) })
+                guard record.fields != base.fields else { continue }
+                if try await Self.take(record, uid: uid, tx: tx, policy: policy, device: device, counts: &counts) { counts.pulled += 1 }
+            }
+            // Messages gone: their notes are deleted unless a newer message holds them.
+            var gone = Set(vanished)
+            if full {
+                // Read in full: every note of the store that no message holds is gone.
+                let held = Set(state.uids.values)
+                var after: RecordID?
+                while true {
+                    let page = try await tx.records(in: collection, after: after, limit: 500)
+                    for stored in page where !stored.record.isDeleted && !held.contains(stored.record.id.rawValue) {
+                        if let entry = try await tx.journal.entry(for: stored.record.key), entry.archCopy == nil { continue }  // never sent
+                        let tombstone = stored.record.tombstone(version: stored.record.version)
+                        if try await Self.take(tombstone, uid: 0, tx: tx, policy: policy, device: device, counts: &counts) { counts.pulled += 1 }
+                    }
+                    guard page.count == 500, let last = page.last else { break }
+                    after = last.record.id
+                }
+            }
+            for uid in gone.sorted() {
+                guard let note = state.uids[uid] else { continue }
+                state.uids[uid] = nil
+                guard noteUID[note] == uid else { continue }
+                let key = RecordKey(collection: collection, id: RecordID(note))
+                guard let base = try await Self.serverVersion(nil, tx: tx, key: key, collection: collection), !base.isDeleted else { continue }
+                let tombstone = base.tombstone(version: base.version)
+                if try await Self.take(tombstone, uid: uid, tx: tx, policy: policy, device: device, counts: &counts) { counts.pulled += 1 }
+            }
+            gone.removeAll()
+            state.highestModSeq = modSeq
+            try await Self.saveState(state, peer: peer, in: tx)
+            return (plan, counts)
+        }
+        report.pulled += counts.pulled
+        report.conflicts += counts.conflicts
+        return plan
+    }
+
+    /// The server's version of a note as the device last had it: the journal's ArchCopy when a
+    /// change is pending, else the stored record.
+    private static func serverVersion(_ stored: SyncRecord?, tx: any StoreTransaction, key: RecordKey, collection: CollectionID) async throws -> SyncRecord? {
+        if let entry = try await tx.journal.entry(for: key) { return entry.remote?.record ?? entry.archCopy?.record }
+        if let stored { return stored }
+        return try await tx.record(key)?.record
+    }
+
+    /// Takes a server version of a note: stored when nothing local is pending; otherwise the
+    /// journal classifies it and the policy decides a conflict.
+    /// - Returns: Whether the device's note changed.
+    private static func take(
+        _ incoming: SyncRecord, uid: UInt32, tx: any StoreTransaction, policy: any ConflictPolicy, device: String,
+        counts: inout NotesSyncReport
+    ) async throws -> Bool {
+        let version = ServerVersion(record: incoming, token: .unsignedInteger(UInt64(uid)))
+        guard let entry = try await tx.journal.entry(for: incoming.key) else {
+            let current = try await tx.record(incoming.key)?.record
+            if current == nil && incoming.isDeleted { return false }
+            if let current, current.fields == incoming.fields && current.isDeleted == incoming.isDeleted { return false }
+            try await tx.put(incoming)
+            return true
+        }
+        switch entry.classify(version) {
+        case .unchanged:
+            return false
+        case .sameAsLocal:
+            try await tx.journal.remove(incoming.key)
+            try await tx.put(incoming)
+            return false
+        case .conflict:
+            counts.conflicts += 1
+            let resolution = await policy.resolve(
+                Conflict(local: entry.local, remote: incoming, base: entry.archCopy?.record, resolvingSide: .client))
+            guard let answer = ConflictAnswer(resolution, localIsDeleted: entry.local.isDeleted) else {
+                try await tx.journal.openConflict(incoming.key, remote: version)
+                return false
+            }
+            switch answer {
+            case .takeTheirs:
+                try await tx.journal.remove(incoming.key)
+                try await tx.put(incoming)
+                return true
+            case .keepMine:
+                try await tx.journal.remove(incoming.key)
+                var mine = entry.local
+                mine.version = RecordVersion(modifiedAt: max(Date(), incoming.version.modifiedAt), node: PeerID(device))
+                if !mine.isDeleted { mine.fields["modified"] = .date(mine.version.modifiedAt) }
+                try await tx.put(mine)
+                try await tx.journal.recordLocalChange(mine.isDeleted ? .delete : .modify, local: mine, at: Date(), basedOn: version)
+                return false
+            case .keepBoth:
+                try await tx.journal.remove(incoming.key)
+                try await tx.put(incoming)
+                if !entry.local.isDeleted {
+                    var copy = entry.local
+                    copy.id = RecordID(UUID().uuidString)
+                    try await tx.put(copy)
+                    try await tx.journal.recordLocalChange(.add, local: copy, at: Date(), basedOn: nil)
+                }
+                return true
+            case .merged(let fields):
+                try await tx.journal.remove(incoming.key)
+                var merged = incoming
+                merged.fields = fields
+                merged.version = RecordVersion(modifiedAt: Date(), node: PeerID(device))
+                try await tx.put(merged)
+                try await tx.journal.recordLocalChange(.modify, local: merged, at: Date(), basedOn: version)
+                return true
+            }
+        }
+    }
+
+    /// Flags `uids` `\Deleted` and expunges them.
+    private func expunge(_ uids: [UInt32], on imap: IMAPConnection) async throws {
+        let set = IMAPSequenceSet(uids)
+        guard !set.isEmpty else { return }
+        try await imap.uidStore(set, "+FLAGS", flags: ["\\Deleted"])
+        try await imap.uidExpunge(set)
+    }
+
+    /// Sends the journal's ready entries: an APPEND of the note's new version, then the expunge of its old message.
+    private func pushLocalChanges(on imap: IMAPConnection, report: inout NotesSyncReport) async throws {
+        let (collection, peer) = (collection, peer)
+        let entries = try await store.transaction(for: storeAccount) { tx in
+            try await tx.journal.entries(in: [collection]).filter(\.isReadyToSend)
+        }
+        report.openConflicts = try await openConflicts().count
+        guard !entries.isEmpty else { return }
+        for entry in entries {
+            let state = try await loadState()
+            let old = state.uids.filter { $0.value == entry.key.id.rawValue }.map(\.key)
+            var appendedUID: UInt32?
+            if !entry.local.isDeleted, let note = Self.note(entry.local) {
+                let message = NoteMessage.encode(note, from: account.user, device: device)
+                let appended = try await imap.append(mailbox, flags: note.flags.filter { $0.hasPrefix("\\") ? $0 != "\\Recent" : true }, message: message)
+                appendedUID = appended?.uid
+            }
+            let newUID = appendedUID
+            if !old.isEmpty { try await expunge(old, on: imap) }
+            try await store.transaction(for: storeAccount) { tx in
+                var state = state
+                for uid in old { state.uids[uid] = nil }
+                if let newUID { state.uids[newUID] = entry.key.id.rawValue }
+                try await Self.saveState(state, peer: peer, in: tx)
+                try await tx.journal.acknowledge(
+                    entry.key, sequence: entry.sequence, holding: ServerVersion(record: entry.local, token: newUID.map { .unsignedInteger(UInt64($0)) }))
+            }
+            report.pushed += 1
+        }
+    }
+
+    // MARK: Records
+
+    private func record(of note: Note) -> SyncRecord {
+        // Times to the millisecond, as messages carry them, so a version read back equals the one sent.
+        let (created, modified) = (Self.milliseconds(note.created), Self.milliseconds(note.modified))
+        let fields: [String: SyncValue] = [
+            "title": .string(note.title), "body": .string(note.body), "html": .bool(note.isHTML),
+            "flags": .array(Self.cleanFlags(note.flags).map { .string($0) }),
+            "created": .date(created), "modified": .date(modified),
+        ]
+        return SyncRecord(
+            collection: collection, id: RecordID(note.id), fields: fields, version: RecordVersion(modifiedAt: modified, node: PeerID(device)))
+    }
+
+    private static func milliseconds(_ date: Date) -> Date {
+        Date(timeIntervalSince1970: Double(Int64((date.timeIntervalSince1970 * 1_000).rounded())) / 1_000)
+    }
+
+    private static func record(of decoded: NoteMessage.Decoded, flags: [String], collection: CollectionID) -> SyncRecord {
+        let note = decoded.note
+        let fields: [String: SyncValue] = [
+            "title": .string(note.title), "body": .string(note.body), "html": .bool(note.isHTML),
+            "flags": .array(cleanFlags(flags).map { .string($0) }),
+            "created": .date(note.created), "modified": .date(note.modified),
+        ]
+        return SyncRecord(
+            collection: collection, id: RecordID(note.id), fields: fields,
+            version: RecordVersion(modifiedAt: note.modified, node: PeerID(decoded.device ?? "mail")))
+    }
+
+    /// The note a record holds, or `nil` for a record that is no note.
+    static func note(_ record: SyncRecord) -> Note? {
+        guard case .string(let title)? = record.fields["title"], case .string(let body)? = record.fields["body"] else { return nil }
+        var flags: [String] = []
+        if case .array(let values)? = record.fields["flags"] { flags = values.compactMap { if case .string(let flag) = $0 { flag } else { nil } } }
+        var created = record.version.modifiedAt
+        if case .date(let date)? = record.fields["created"] { created = date }
+        var modified = record.version.modifiedAt
+        if case .date(let date)? = record.fields["modified"] { modified = date }
+        var html = false
+        if case .bool(let value)? = record.fields["html"] { html = value }
+        return Note(id: record.id.rawValue, title: title, body: body, isHTML: html, flags: flags, created: created, modified: modified)
+    }
+
+    /// Flags worth keeping with a note: sorted, without `\Recent` and `\Deleted`.
+    static func cleanFlags(_ flags: [String]) -> [String] {
+        Set(flags.filter { !["\\recent", "\\deleted"].contains($0.lowercased()) }).sorted()
+    }
+
+    /// Whether `record` is the later version (by time, then by writer).
+    static func isNewer(_ record: SyncRecord, than other: SyncRecord?) -> Bool {
+        guard let other else { return true }
+        if record.version.modifiedAt != other.version.modifiedAt { return record.version.modifiedAt > other.version.modifiedAt }
+        return record.version.node.rawValue > other.version.node.rawValue
+    }
+}

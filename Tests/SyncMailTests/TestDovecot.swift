@@ -1,0 +1,71 @@
+import Foundation
+import SyncMail
+import SyncTesting
+import TestSupport
+
+/// The Dovecot the mail tests use: the one named by the environment of `scripts/with-dovecot.sh`,
+/// or else one this test process starts with that script on first use and stops when it exits.
+/// Each test logs in as a user of its own, so tests never see each other's mailboxes.
+enum TestDovecot {
+    struct Server: Sendable {
+        var port: Int
+        var directory: String
+    }
+
+    /// The server, or the reason none could be started (a failure, never a skip).
+    static let server: Result<Server, TestDovecotError> = findOrStart()
+
+    nonisolated(unsafe) private static var ownedDirectory: String?
+
+    static var script: String {
+        URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+            .deletingLastPathComponent().appendingPathComponent("scripts/with-dovecot.sh").path
+    }
+
+    private static func findOrStart() -> Result<Server, TestDovecotError> {
+        let environment = ProcessInfo.processInfo.environment
+        if let port = environment["ANCHORAGE_IMAP_PORT"].flatMap(Int.init), let directory = environment["ANCHORAGE_DOVECOT_DIR"] {
+            return .success(Server(port: port, directory: directory))
+        }
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("anchorage-dovecot-\(UUID().uuidString)").path
+        let outcome: ChildProcess.Outcome
+        do {
+            // Runs once, from a static initializer: nowhere to await.
+            outcome = try ChildProcess.runSynchronously(
+                "/bin/bash", arguments: [script, "--start", directory, String(ProcessInfo.processInfo.processIdentifier)])
+        } catch {
+            return .failure(TestDovecotError(reason: "could not run \(script): \(error)"))
+        }
+        guard outcome.status == 0, let line = outcome.outputText.split(whereSeparator: \.isNewline).last, let port = Int(line) else {
+            return .failure(TestDovecotError(reason: "\(script) --start failed: \(outcome.errorText)"))
+        }
+        ownedDirectory = directory
+        atexit {
+            if let directory = TestDovecot.ownedDirectory {
+                _ = try? ChildProcess.runSynchronously("/bin/bash", arguments: [TestDovecot.script, "--stop", directory])
+            }
+        }
+        return .success(Server(port: port, directory: directory))
+    }
+
+    /// A new IMAP user (password `secret`), whose changes the push hook posts to `push` (a push
+    /// server's `/push/mail`) as the push server's account `dovecot`.
+    static func newAccount(push: URL? = nil, prefix: String = "u") throws -> IMAPAccount {
+        let server = try server.get()
+        let user = prefix + UUID().uuidString.prefix(8).lowercased()
+        var line = "\(user):{PLAIN}secret::::::"
+        if let push {
+            line += "userdb_push_lua_url=\(push.absoluteString) userdb_push_lua_user=dovecot userdb_push_lua_password=secret"
+        }
+        let handle = try FileHandle(forWritingTo: URL(fileURLWithPath: server.directory + "/users"))
+        try handle.seekToEnd()
+        try handle.write(contentsOf: Data((line + "\n").utf8))
+        try handle.close()
+        return IMAPAccount(host: "127.0.0.1", port: server.port, user: user, password: "secret", security: .none)
+    }
+}
+
+struct TestDovecotError: Error, CustomStringConvertible {
+    var reason: String
+    var description: String { "Dovecot is needed (scripts/install-deps.sh --dovecot): \(reason)" }
+}
