@@ -31,7 +31,7 @@ struct SQLiteCrashTests {
 
         for _ in 0..<50 {
             let target = reported + Int.random(in: 1...25, using: &random)
-            reported = try Self.runWriter(writer, path: path, killAfter: target)
+            reported = try await Self.onThreadOfItsOwn { try Self.runWriter(writer, path: path, killAfter: target) }
             #expect(reported >= target)
 
             let store = try SQLiteStore(path: path)
@@ -51,6 +51,14 @@ struct SQLiteCrashTests {
             #expect(batches == (last / 10) * 500)
             try store.close()
             reported = last
+        }
+    }
+
+    /// Runs `body`, which blocks on the writer's output and exit, on a thread of its own: a test that
+    /// blocked a thread of the cooperative pool for its 50 runs would slow every other test in the process.
+    static func onThreadOfItsOwn<Value: Sendable>(_ body: @escaping @Sendable () throws -> Value) async throws -> Value {
+        try await withCheckedThrowingContinuation { continuation in
+            Thread.detachNewThread { continuation.resume(with: Result { try body() }) }
         }
     }
 
