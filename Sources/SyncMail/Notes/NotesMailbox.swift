@@ -300,9 +300,11 @@ public actor NotesMailbox {
             for (uid, note) in state.uids { noteUID[note] = max(noteUID[note] ?? 0, uid) }
             for (note, incoming) in newest.sorted(by: { $0.key < $1.key }) {
                 if let old = noteUID[note], old != incoming.uid {
+                    // The old message gone means the new one replaces it (an edit, whatever its date); both
+                    // there means two writers: the newer version stays.
                     let stored = try await tx.record(incoming.record.key)?.record
                     let known = try await Self.serverVersion(stored, tx: tx, key: incoming.record.key, collection: collection)
-                    if stored != nil, !Self.isNewer(incoming.record, than: known) {
+                    if !vanished.contains(old), stored != nil, !Self.isNewer(incoming.record, than: known) {
                         // The known message is the newer one (an older copy showed up): drop the new one.
                         plan.obsolete.append(incoming.uid)
                         continue

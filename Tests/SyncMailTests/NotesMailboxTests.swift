@@ -1,0 +1,159 @@
+import Foundation
+import SyncCore
+import SyncMail
+import SyncSQLite
+import Testing
+
+/// A device's notes on a mailbox, with a store of its own.
+func notesDevice(_ account: IMAPAccount, _ name: String, policy: any ConflictPolicy = NewestWinsPolicy(), mailbox: String = "Notes") throws -> NotesMailbox {
+    NotesMailbox(account: account, mailbox: mailbox, store: try SQLiteStore.inMemory(), device: name, policy: policy)
+}
+
+@Suite struct NotesMailboxTests {
+    @Test func addEditFlagAndDeleteTravelBetweenDevices() async throws {
+        let account = try TestDovecot.newAccount()
+        let a = try notesDevice(account, "a")
+        let b = try notesDevice(account, "b")
+        let note = Note(title: "Groceries ✓", body: "<p>eggs</p>", isHTML: true)
+        try await a.save(note)
+        #expect(try await a.sync().pushed == 1)
+        let first = try await b.sync()
+        #expect(first.pulled == 1)
+        #expect(try await b.notes().map(\.title) == ["Groceries ✓"])
+        #expect(try await b.note(note.id)?.body == "<p>eggs</p>")
+
+        var edited = try #require(try await b.note(note.id))
+        edited.body = "<p>eggs, milk</p>"
+        edited.modified = Date()
+        try await b.save(edited)
+        #expect(try await b.sync().pushed == 1)
+        #expect(try await a.sync().pulled == 1)
+        #expect(try await a.note(note.id)?.body == "<p>eggs, milk</p>")
+
+        // Exactly one message holds the note after the edit.
+        let imap = try await account.connect()
+        try await imap.select("Notes")
+        #expect(await imap.selected?.exists == 1)
+
+        // A flag set by any IMAP client reaches both devices.
+        let uids = try await imap.uidSearch("ALL")
+        try await imap.uidStore(IMAPSequenceSet(uids), "+FLAGS", flags: ["\\Flagged"])
+        _ = try await a.sync()
+        _ = try await b.sync()
+        #expect(try await a.note(note.id)?.flags == ["\\Flagged"])
+        #expect(try await b.note(note.id)?.flags == ["\\Flagged"])
+
+        try await a.delete(note.id)
+        _ = try await a.sync()
+        _ = try await b.sync()
+        #expect(try await b.notes().isEmpty)
+        try await imap.select("Notes")
+        #expect(await imap.selected?.exists == 0)
+        await imap.logout()
+    }
+
+    @Test func anEditByAPlainIMAPClientIsPickedUp() async throws {
+        let account = try TestDovecot.newAccount()
+        let a = try notesDevice(account, "a")
+        let note = Note(title: "Plan", body: "v1")
+        try await a.save(note)
+        _ = try await a.sync()
+        // Another mail program replaces the message: a new one with the same note id, the old one expunged.
+        let imap = try await account.connect()
+        try await imap.select("Notes")
+        let old = try await imap.uidSearch("ALL")
+        let message = "From: someone@example.org\r\nSubject: Plan (edited)\r\nDate: Tue, 24 Nov 2026 19:55:37 +0000\r\n"
+            + "X-Universally-Unique-Identifier: \(note.id)\r\nContent-Type: text/plain; charset=utf-8\r\n"
+            + "Content-Transfer-Encoding: quoted-printable\r\n\r\nv2 =C3=BCber\r\n"
+        try await imap.append("Notes", message: Array(message.utf8))
+        try await imap.uidStore(IMAPSequenceSet(old), "+FLAGS", flags: ["\\Deleted"])
+        try await imap.uidExpunge(IMAPSequenceSet(old))
+        await imap.logout()
+        let report = try await a.sync()
+        #expect(report.pulled >= 1)
+        let notes = try await a.notes()
+        #expect(notes.map(\.title) == ["Plan (edited)"])
+        #expect(notes.first?.body == "v2 über")
+    }
+
+    @Test func aChangedUIDValidityResyncsInFullWithoutDuplicates() async throws {
+        let account = try TestDovecot.newAccount()
+        let a = try notesDevice(account, "a")
+        let b = try notesDevice(account, "b")
+        for title in ["one", "two", "three"] { try await a.save(Note(title: title, body: title)) }
+        _ = try await a.sync()
+        _ = try await b.sync()
+        #expect(try await b.notes().count == 3)
+        // The server loses the mailbox and gets it back with new UIDs (a restore): same notes, new UIDVALIDITY.
+        let imap = try await account.connect()
+        try await imap.select("Notes")
+        let fetched = try await imap.uidFetch(IMAPSequenceSet([1...UInt32.max]), items: "(BODY.PEEK[])")
+        try await imap.select("INBOX")
+        try await imap.delete("Notes")
+        try await imap.create("Notes")
+        for fetch in fetched.fetches where NoteMessage.decode(fetch.body ?? [])?.note.title != "one" {
+            try await imap.append("Notes", message: try #require(fetch.body))
+        }
+        try await imap.append("Notes", message: NoteMessage.encode(Note(title: "four", body: "4"), from: "x", device: "other"))
+        await imap.logout()
+        let report = try await b.sync()
+        #expect(report.fullResync)
+        let titles = try await b.notes().map(\.title)
+        #expect(titles.sorted() == ["four", "three", "two"])
+    }
+
+    @Test(arguments: ["newest wins", "keep both"])
+    func aNoteEditedOnTwoDevicesOfflineEndsAsThePolicySays(policyName: String) async throws {
+        let policy: any ConflictPolicy = policyName == "keep both" ? KeepBothPolicy() : NewestWinsPolicy()
+        let account = try TestDovecot.newAccount()
+        let a = try notesDevice(account, "a", policy: policy)
+        let b = try notesDevice(account, "b", policy: policy)
+        let note = Note(title: "Trip", body: "base", created: Date(timeIntervalSince1970: 1_700_000_000))
+        try await a.save(note)
+        _ = try await a.sync()
+        _ = try await b.sync()
+        var onA = note
+        onA.body = "from A"
+        onA.modified = Date(timeIntervalSince1970: 1_700_000_100)
+        var onB = note
+        onB.body = "from B"
+        onB.modified = Date(timeIntervalSince1970: 1_700_000_200)
+        try await a.save(onA)
+        try await b.save(onB)
+        _ = try await a.sync()
+        let report = try await b.sync()
+        #expect(report.conflicts == 1)
+        _ = try await a.sync()
+        _ = try await b.sync()
+        let bodiesA = try await a.notes().map(\.body).sorted()
+        let bodiesB = try await b.notes().map(\.body).sorted()
+        #expect(bodiesA == bodiesB)
+        if policyName == "keep both" {
+            #expect(bodiesA == ["from A", "from B"])
+        } else {
+            #expect(bodiesA == ["from B"])
+        }
+        // The server holds one message per note, no more.
+        let imap = try await account.connect()
+        try await imap.select("Notes")
+        #expect(await imap.selected?.exists == UInt32(bodiesA.count))
+        await imap.logout()
+    }
+
+    @Test func messageFormatReadsBack() throws {
+        let note = Note(id: "6F1C", title: "Ünïcode title", body: "line 1\nline 2", isHTML: false, created: Date(timeIntervalSince1970: 1_700_000_000.123))
+        let message = NoteMessage.encode(note, from: "ada@example.org", device: "phone")
+        let text = String(decoding: message, as: UTF8.self)
+        #expect(text.contains("X-Uniform-Type-Identifier: com.apple.mail-note\r\n"))
+        #expect(text.contains("Date: Tue, 14 Nov 2023 22:13:20 +0000\r\n"))
+        let decoded = try #require(NoteMessage.decode(message))
+        #expect(decoded.note.title == note.title && decoded.note.body == note.body && decoded.device == "phone")
+        #expect(decoded.note.modified == Date(timeIntervalSince1970: 1_700_000_000.123))
+        #expect(NoteMessage.decode(Array("Subject: no id\r\n\r\nbody".utf8)) == nil)
+    }
+}
+
+/// Keeps both versions of a conflicting note.
+struct KeepBothPolicy: ConflictPolicy {
+    func resolve(_ conflict: Conflict) async -> Resolution { .keepBoth }
+}
