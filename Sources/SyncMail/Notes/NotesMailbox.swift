@@ -232,11 +232,9 @@ public actor NotesMailbox {
         let seenModSeq = selected.highestModSeq ?? 0
         let wasFull = report.fullResync || state.lastUID == 0
 
-        let plan = try await applyIncoming(
+        try await applyIncoming(
             state: state, newMessages: newMessages, flagChanges: flagChanges, vanished: vanished, full: wasFull,
             modSeq: seenModSeq, report: &report)
-        // Older messages of notes that a newer message replaced (two devices wrote one note): expunge them.
-        if !plan.obsolete.isEmpty, !selected.isReadOnly { try await expunge(plan.obsolete, on: imap) }
         try await pushLocalChanges(on: imap, report: &report)
         return report
     }
@@ -262,58 +260,30 @@ public actor NotesMailbox {
         try await tx.setMetadata(.dictionary(Dictionary(uniqueKeysWithValues: state.uids.map { (String($0.key), .string($0.value)) })), "uids", for: peer)
     }
 
-    private struct IncomingPlan: Sendable {
-        var obsolete: [UInt32] = []
-    }
-
     /// Applies what the server reported in one store transaction, with the mailbox's new state.
     private func applyIncoming(
         state: LocalState, newMessages: [IMAPFetch], flagChanges: [IMAPFetch], vanished: [UInt32], full: Bool, modSeq: UInt64,
         report: inout NotesSyncReport
-    ) async throws -> IncomingPlan {
+    ) async throws {
         let (collection, peer, policy, device) = (collection, peer, policy, device)
-        let (plan, counts) = try await store.transaction(for: storeAccount) { tx -> (IncomingPlan, NotesSyncReport) in
+        let counts = try await store.transaction(for: storeAccount) { tx -> NotesSyncReport in
             var state = state
-            var plan = IncomingPlan()
             var counts = NotesSyncReport()
-            // The newest message of each note among the new ones; older ones are obsolete.
+            // Of the new messages of one note, the last appended holds its latest version: a replace is an
+            // APPEND then an EXPUNGE, so a reader may see both, and the later one is the writer's intent.
             var newest: [String: (uid: UInt32, record: SyncRecord)] = [:]
-            for fetch in newMessages {
+            for fetch in newMessages.sorted(by: { ($0.uid ?? 0) < ($1.uid ?? 0) }) {
                 guard let uid = fetch.uid, let body = fetch.body else { continue }
                 state.lastUID = max(state.lastUID, uid)
                 guard let decoded = NoteMessage.decode(body) else { continue }
                 if (fetch.flags ?? []).contains(where: { $0.lowercased() == "\\deleted" }) { continue }
-                let record = Self.record(of: decoded, flags: fetch.flags ?? [], collection: collection)
-                if let current = newest[decoded.note.id] {
-                    if Self.isNewer(record, than: current.record) {
-                        plan.obsolete.append(current.uid)
-                        newest[decoded.note.id] = (uid, record)
-                    } else {
-                        plan.obsolete.append(uid)
-                    }
-                } else {
-                    newest[decoded.note.id] = (uid, record)
-                }
+                newest[decoded.note.id] = (uid, Self.record(of: decoded, flags: fetch.flags ?? [], collection: collection))
+                state.uids[uid] = decoded.note.id
             }
-            // A note whose known message a newer one replaces: the old UID is obsolete.
+            // Every UID of a note stays mapped (an edit expunges them all); the highest holds its version.
             var noteUID: [String: UInt32] = [:]
             for (uid, note) in state.uids { noteUID[note] = max(noteUID[note] ?? 0, uid) }
-            for (note, incoming) in newest.sorted(by: { $0.key < $1.key }) {
-                if let old = noteUID[note], old != incoming.uid {
-                    // The old message gone means the new one replaces it (an edit, whatever its date); both
-                    // there means two writers: the newer version stays.
-                    let stored = try await tx.record(incoming.record.key)?.record
-                    let known = try await Self.serverVersion(stored, tx: tx, key: incoming.record.key, collection: collection)
-                    if !vanished.contains(old), stored != nil, !Self.isNewer(incoming.record, than: known) {
-                        // The known message is the newer one (an older copy showed up): drop the new one.
-                        plan.obsolete.append(incoming.uid)
-                        continue
-                    }
-                    plan.obsolete.append(old)
-                    state.uids[old] = nil
-                }
-                state.uids[incoming.uid] = note
-                noteUID[note] = incoming.uid
+            for (note, incoming) in newest.sorted(by: { $0.key < $1.key }) where noteUID[note] == incoming.uid {
                 if try await Self.take(incoming.record, uid: incoming.uid, tx: tx, policy: policy, device: device, counts: &counts) {
                     counts.pulled += 1
                 }
@@ -358,11 +328,10 @@ public actor NotesMailbox {
             gone.removeAll()
             state.highestModSeq = modSeq
             try await Self.saveState(state, peer: peer, in: tx)
-            return (plan, counts)
+            return counts
         }
         report.pulled += counts.pulled
         report.conflicts += counts.conflicts
-        return plan
     }
 
     /// The server's version of a note as the device last had it: the journal's ArchCopy when a
