@@ -120,8 +120,10 @@ public final class MailDataAccessDaemon: Sendable {
     /// Registers, listens for notifications and polls, until cancelled.
     public func run() async throws {
         await withTaskGroup(of: Void.self) { group in
-            group.addTask { try? await self.push.run() }
-            group.addTask { await self.forwardPushEvents() }
+            if !self.pushMailboxes.isEmpty {
+                group.addTask { try? await self.push.run() }
+                group.addTask { await self.forwardPushEvents() }
+            }
             if !self.pollMailboxes.isEmpty { group.addTask { await self.pollLoop() } }
             await group.next()
             group.cancelAll()

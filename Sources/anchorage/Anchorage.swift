@@ -9,7 +9,7 @@ struct Anchorage: AsyncParsableCommand {
         commandName: "anchorage",
         abstract: "Build and run data-synchronization servers and clients.",
         version: AnchorageVersion.current,
-        subcommands: [Serve.self, Sync.self, Records.self, Conflicts.self, Users.self, Convert.self, Sizes.self, Files.self]
+        subcommands: [Serve.self, Sync.self, Records.self, Conflicts.self, Users.self, Convert.self, Sizes.self, Files.self, Notes.self]
     )
 
     /// Runs the command line. Help and `--version` print as usual; a mistake on

@@ -494,11 +494,4 @@ public actor NotesMailbox {
     static func cleanFlags(_ flags: [String]) -> [String] {
         Set(flags.filter { !["\\recent", "\\deleted"].contains($0.lowercased()) }).sorted()
     }
-
-    /// Whether `record` is the later version (by time, then by writer).
-    static func isNewer(_ record: SyncRecord, than other: SyncRecord?) -> Bool {
-        guard let other else { return true }
-        if record.version.modifiedAt != other.version.modifiedAt { return record.version.modifiedAt > other.version.modifiedAt }
-        return record.version.node.rawValue > other.version.node.rawValue
-    }
 }

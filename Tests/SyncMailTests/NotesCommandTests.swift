@@ -1,0 +1,47 @@
+import Foundation
+import SyncMail
+import SyncTesting
+import TestSupport
+import Testing
+
+@Suite struct NotesCommandTests {
+    @Test func addListEditDeleteThroughTheCommandLine() async throws {
+        let tool = try AnchorageTool()
+        let account = try TestDovecot.newAccount()
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("notes-cli-\(UUID().uuidString)").path
+        try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(atPath: folder) }
+        let imap = "imap://\(account.user)@127.0.0.1:\(account.port)/Notes"
+        let environment = ["ANCHORAGE_IMAP_PASSWORD": account.password]
+        func notes(_ arguments: [String], device: String = "laptop") async throws -> (Int32, String, String) {
+            let outcome = try await tool.run(
+                ["notes"] + arguments + ["--imap", imap, "--store", "sqlite:\(folder)/\(device).sqlite", "--device", device], environment: environment)
+            return (outcome.status, outcome.outputText, outcome.errorText)
+        }
+
+        let (added, output, _) = try await notes(["add", "--title", "Shopping", "--body", "eggs"])
+        #expect(added == 0)
+        let id = try #require(output.split(separator: "\n").first.map(String.init))
+        #expect(output.contains("synced: pulled 0, pushed 1"))
+
+        let (_, synced, _) = try await notes(["sync"], device: "phone")
+        #expect(synced.contains("pulled 1"))
+        let (_, listed, _) = try await notes(["list"], device: "phone")
+        #expect(listed.contains("\"title\":\"Shopping\"") && listed.contains(id))
+
+        #expect(try await notes(["edit", id, "--body", "eggs, milk"], device: "phone").0 == 0)
+        _ = try await notes(["sync"])
+        #expect(try await notes(["list"]).1.contains("eggs, milk"))
+
+        #expect(try await notes(["delete", id]).0 == 0)
+        _ = try await notes(["sync"], device: "phone")
+        #expect(try await notes(["list"], device: "phone").1.isEmpty)
+
+        let (missing, _, error) = try await notes(["edit", "no-such-note", "--body", "x"])
+        #expect(missing == 66 && error.contains("there is no note no-such-note"))
+        let bad = try await tool.run(["notes", "list", "--imap", "http://x/Notes", "--store", "memory"], environment: environment)
+        #expect(bad.status == 64 && bad.errorText.contains("--imap must be"))
+        let noPassword = try await tool.run(["notes", "list", "--imap", imap, "--store", "memory"])
+        #expect(noPassword.status == 64 && noPassword.errorText.contains("ANCHORAGE_IMAP_PASSWORD"))
+    }
+}
