@@ -1,3 +1,4 @@
+import FuzzSupport
 import SyncMail
 
 /// libFuzzer's entry point: feeds one input to the IMAP response framer, in two pieces split at
