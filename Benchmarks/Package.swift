@@ -81,6 +81,18 @@ let package = Package(
                 .product(name: "Aquasync", package: "Anchorage"),
             ]),
 
+        // MARK: Mail: a note saved on one device, on another through Dovecot's hook and the push server
+        .executableTarget(
+            name: "mail-latency",
+            dependencies: [
+                .product(name: "SyncCore", package: "Anchorage"),
+                .product(name: "SyncHTTP", package: "Anchorage"),
+                .product(name: "SyncJSON", package: "Anchorage"),
+                .product(name: "SyncSQLite", package: "Anchorage"),
+                .product(name: "SyncPush", package: "Anchorage"),
+                .product(name: "SyncMail", package: "Anchorage"),
+            ]),
+
         // MARK: Load: fast syncs of many devices, bulk upload and pull, import (performance.sh runs it with Kinto)
         .executableTarget(
             name: "sync-load",
