@@ -14,7 +14,7 @@
 #    writes docs/performance-results.md and docs/performance.svg.
 #
 # Environment: DEVICES (10,100,1000), RUN_SECONDS (10 a fast-sync run), CONTACTS (100000, Anchorage's upload,
-# pull and import), KINTO_CONTACTS (20000: Kinto uploads a few hundred records a second, so 100,000 would take
+# pull and import), KINTO_CONTACTS (10000: Kinto uploads a few hundred records a second, so 100,000 would take
 # minutes; the figures compared are rates), SKIP_BUILD=1 to run the release builds already there, NO_POSTGRES=1 to skip PostgreSQL, NO_KINTO=1 to skip the peer.
 set -euo pipefail
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
@@ -29,8 +29,11 @@ write_docs=""
 devices="${DEVICES:-10,100,1000}"
 run_seconds="${RUN_SECONDS:-10}"
 contacts="${CONTACTS:-100000}"
-kinto_contacts="${KINTO_CONTACTS:-20000}"
+kinto_contacts="${KINTO_CONTACTS:-10000}"
 work="$(mktemp -d)"
+# The figures of the last run stay here (the temporary folder goes when the script ends).
+kept="$here/.build/performance-results"
+mkdir -p "$kept"
 kinto_pid=""
 cleanup() {
     [ -n "$kinto_pid" ] && kill "$kinto_pid" 2>/dev/null && wait "$kinto_pid" 2>/dev/null
@@ -94,6 +97,8 @@ kinto.bucket_create_principals = system.Authenticated
 use = egg:waitress#main
 host = 127.0.0.1
 port = $port
+# As many connections as devices (waitress accepts 100 by default; anchorage serve gets --max-connections too).
+connection_limit = 2100
 
 [loggers]
 keys = root
@@ -166,4 +171,5 @@ fi
 echo
 svg_arguments=()
 [ -n "$write_docs" ] && svg_arguments=(--markdown "$root/docs/performance-results.md" --svg "$root/docs/performance.svg")
+cp "${results[@]}" "$kept/"
 python3 "$here/kinto/report.py" "${results[@]}" "${svg_arguments[@]}"

@@ -135,6 +135,8 @@ def fast_syncs(port, pid, devices, seconds, prefix):
         thread.join()
     elapsed = time.monotonic() - began
     cpu = cpu_seconds(pid) - cpu_before
+    for client in clients:
+        client.connection.close()
     latencies.sort()
 
     def percentile(p):

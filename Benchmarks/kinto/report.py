@@ -80,7 +80,10 @@ def targets(results):
             continue
         holds = value >= limit if comparison == ">=" else value <= limit
         lines.append(f"| {text} | {number(value, 1 if value < 100 else 0)} | {'yes' if holds else 'no'} |")
-    peak = max((v for k, v in results.items() if not k.startswith("kinto") and k.split(".")[-1] in RSS_KEYS), default=None)
+    # The upload's device is the benchmark process itself, which holds every device of the fast-sync runs
+    # and the generated contacts: its memory is no device's, so only the servers and the pulling device count.
+    peak = max((v for k, v in results.items() if not k.startswith("kinto") and k.split(".")[-1] in RSS_KEYS
+                and k != "sqlite.upload.device_rss_mb" and k != "postgres.upload.device_rss_mb"), default=None)
     if peak is not None:
         lines.append(f"| device and server RSS < 200 MB | {number(peak)} MB at most | {'yes' if peak < 200 else 'no'} |")
     return lines
@@ -101,7 +104,7 @@ def svg(results):
     out = [f'<svg xmlns="http://www.w3.org/2000/svg" width="{width}" height="{height}" viewBox="0 0 {width} {height}" '
            'font-family="Helvetica, Arial, sans-serif" font-size="12">',
            f'<rect width="{width}" height="{height}" fill="white"/>',
-           f'<text x="{left}" y="22" font-size="15" font-weight="bold">Fast syncs per second (push 1 + pull), one server, 2 cores</text>']
+           f'<text x="{left}" y="22" font-size="15" font-weight="bold">Fast syncs per second (push 1 + pull), one server, 2 cores (log scale)</text>']
     for d in decades:
         y = top + plot_h - plot_h * d / max(decades)
         out.append(f'<line x1="{left}" y1="{y:.1f}" x2="{left + plot_w}" y2="{y:.1f}" stroke="#ddd"/>')
