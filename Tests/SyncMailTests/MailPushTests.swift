@@ -136,7 +136,7 @@ actor DaemonLog {
 
     @discardableResult
     func wait(
-        for what: String, from index: Int = 0, timeout: Duration = .seconds(20), _ match: @escaping @Sendable (MailDataAccessDaemon.Event) -> Bool
+        for what: String, from index: Int = 0, timeout: Duration = .seconds(150), _ match: @escaping @Sendable (MailDataAccessDaemon.Event) -> Bool
     ) async throws -> MailDataAccessDaemon.Event {
         if let seen = events.dropFirst(index).first(where: match) { return seen }
         let id = nextWaiter
@@ -162,7 +162,7 @@ actor DaemonLog {
 @Suite struct MailPushTests {
     @Test func changesOnATravelToBThroughDovecotAndThePushServer() async throws {
         let server = try await MailPushServer.start()
-        let account = try TestDovecot.newAccount(push: server.mailEndpoint)
+        let account = try await TestDovecot.newAccount(push: server.mailEndpoint)
         let a = NotesMailbox(account: account, store: try SQLiteStore.inMemory(), device: "a")
         let b = try await MailDevice("b", account: account, server: server)
         try await b.log.wait(for: "B's registration") { if case .registered = $0 { true } else { false } }
@@ -216,7 +216,7 @@ actor DaemonLog {
 
     @Test func retainedAfterAnOverflowResyncsAndAMailboxWithoutPushIsPolled() async throws {
         let server = try await MailPushServer.start(queueLength: 1)
-        let account = try TestDovecot.newAccount(push: server.mailEndpoint)
+        let account = try await TestDovecot.newAccount(push: server.mailEndpoint)
         let clock = TestClock()
         let store = try SQLiteStore.inMemory()
         let first = try await MailDevice("b", account: account, server: server, pollMailboxes: ["Archive"], clock: clock, store: store)
