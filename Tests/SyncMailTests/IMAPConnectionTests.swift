@@ -4,7 +4,7 @@ import Testing
 
 @Suite struct IMAPConnectionTests {
     @Test func commandsAgainstDovecot() async throws {
-        let account = try TestDovecot.newAccount()
+        let account = try await TestDovecot.newAccount()
         let imap = try await account.connect()
         let capabilities = await imap.capabilities
         #expect(capabilities.contains("QRESYNC") && capabilities.contains("METADATA") && capabilities.contains("LITERAL+"))
@@ -57,7 +57,7 @@ import Testing
     }
 
     @Test func idleHearsAnotherConnectionsAppend() async throws {
-        let account = try TestDovecot.newAccount()
+        let account = try await TestDovecot.newAccount()
         let watcher = try await account.connect()
         let writer = try await account.connect()
         try await watcher.create("Notes")
@@ -75,7 +75,7 @@ import Testing
     }
 
     @Test func wrongPasswordAndClosedPortAreClearErrors() async throws {
-        var account = try TestDovecot.newAccount()
+        var account = try await TestDovecot.newAccount()
         account.password = "wrong"
         await #expect { try await account.connect() } throws: { error in
             "\(error)".contains("AUTHENTICATIONFAILED") || "\(error)".contains("failed")

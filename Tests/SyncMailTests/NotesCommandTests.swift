@@ -7,7 +7,7 @@ import Testing
 @Suite struct NotesCommandTests {
     @Test func addListEditDeleteThroughTheCommandLine() async throws {
         let tool = try AnchorageTool()
-        let account = try TestDovecot.newAccount()
+        let account = try await TestDovecot.newAccount()
         let folder = FileManager.default.temporaryDirectory.appendingPathComponent("notes-cli-\(UUID().uuidString)").path
         try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(atPath: folder) }

@@ -11,7 +11,7 @@ func notesDevice(_ account: IMAPAccount, _ name: String, policy: any ConflictPol
 
 @Suite struct NotesMailboxTests {
     @Test func addEditFlagAndDeleteTravelBetweenDevices() async throws {
-        let account = try TestDovecot.newAccount()
+        let account = try await TestDovecot.newAccount()
         let a = try notesDevice(account, "a")
         let b = try notesDevice(account, "b")
         let note = Note(title: "Groceries ✓", body: "<p>eggs</p>", isHTML: true)
@@ -53,7 +53,7 @@ func notesDevice(_ account: IMAPAccount, _ name: String, policy: any ConflictPol
     }
 
     @Test func anEditByAPlainIMAPClientIsPickedUp() async throws {
-        let account = try TestDovecot.newAccount()
+        let account = try await TestDovecot.newAccount()
         let a = try notesDevice(account, "a")
         let note = Note(title: "Plan", body: "v1")
         try await a.save(note)
@@ -77,7 +77,7 @@ func notesDevice(_ account: IMAPAccount, _ name: String, policy: any ConflictPol
     }
 
     @Test func aChangedUIDValidityResyncsInFullWithoutDuplicates() async throws {
-        let account = try TestDovecot.newAccount()
+        let account = try await TestDovecot.newAccount()
         let a = try notesDevice(account, "a")
         let b = try notesDevice(account, "b")
         for title in ["one", "two", "three"] { try await a.save(Note(title: title, body: title)) }
@@ -105,7 +105,7 @@ func notesDevice(_ account: IMAPAccount, _ name: String, policy: any ConflictPol
     @Test(arguments: ["newest wins", "keep both"])
     func aNoteEditedOnTwoDevicesOfflineEndsAsThePolicySays(policyName: String) async throws {
         let policy: any ConflictPolicy = policyName == "keep both" ? KeepBothPolicy() : NewestWinsPolicy()
-        let account = try TestDovecot.newAccount()
+        let account = try await TestDovecot.newAccount()
         let a = try notesDevice(account, "a", policy: policy)
         let b = try notesDevice(account, "b", policy: policy)
         let note = Note(title: "Trip", body: "base", created: Date(timeIntervalSince1970: 1_700_000_000))

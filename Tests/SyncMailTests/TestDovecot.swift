@@ -13,7 +13,13 @@ enum TestDovecot {
     }
 
     /// The server, or the reason none could be started (a failure, never a skip).
-    static let server: Result<Server, TestDovecotError> = findOrStart()
+    static var server: Result<Server, TestDovecotError> {
+        get async { await started.value }
+    }
+
+    /// The server, found or started on first use: callers that come while it starts wait for it
+    /// without holding a thread.
+    private static let started = MadeOnce { await findOrStart() }
 
     nonisolated(unsafe) private static var ownedDirectory: String?
     private static let usersLock = NSLock()
@@ -24,7 +30,7 @@ enum TestDovecot {
             .deletingLastPathComponent().appendingPathComponent("scripts/with-dovecot.sh").path
     }
 
-    private static func findOrStart() -> Result<Server, TestDovecotError> {
+    private static func findOrStart() async -> Result<Server, TestDovecotError> {
         let environment = ProcessInfo.processInfo.environment
         if let port = environment["ANCHORAGE_IMAP_PORT"].flatMap(Int.init), let directory = environment["ANCHORAGE_DOVECOT_DIR"] {
             return .success(Server(port: port, directory: directory))
@@ -32,8 +38,7 @@ enum TestDovecot {
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("anchorage-dovecot-\(UUID().uuidString)").path
         let outcome: ChildProcess.Outcome
         do {
-            // Runs once, from a static initializer: nowhere to await.
-            outcome = try ChildProcess.runSynchronously(
+            outcome = try await ChildProcess.run(
                 "/bin/bash", arguments: [script, "--start", directory, String(ProcessInfo.processInfo.processIdentifier)])
         } catch {
             return .failure(TestDovecotError(reason: "could not run \(script): \(error)"))
@@ -52,8 +57,8 @@ enum TestDovecot {
 
     /// A new IMAP user (password `secret`), whose changes the push hook posts to `push` (a push
     /// server's `/push/mail`) as the push server's account `dovecot`.
-    static func newAccount(push: URL? = nil, prefix: String = "u") throws -> IMAPAccount {
-        let server = try server.get()
+    static func newAccount(push: URL? = nil, prefix: String = "u") async throws -> IMAPAccount {
+        let server = try await server.get()
         let user = prefix + UUID().uuidString.prefix(8).lowercased()
         var line = "\(user):{PLAIN}secret::::::"
         if let push {
