@@ -14,8 +14,9 @@
 #       Adds an IMAP user (the server rereads its users file at the next login). With PUSH_URL, the push hook
 #       posts that user's changes to PUSH_URL (the push server's /push/mail) with HTTP Basic PUSH_USER:PUSH_PASSWORD.
 #
-# The server listens on 127.0.0.1 only, on a free port chosen at random, plain IMAP (no TLS), with LOGIN and
-# AUTHENTICATE PLAIN. It has one user at the start, `anchorage` with the password `anchorage`. Mail lives in
+# The server listens on 127.0.0.1 only, on a free port chosen at random, IMAP with STARTTLS (a self-signed
+# certificate for 127.0.0.1 and localhost, DIRECTORY/tls/cert.pem) and, on loopback, LOGIN and AUTHENTICATE PLAIN
+# without it too. It has one user at the start, `anchorage` with the password `anchorage`. Mail lives in
 # DIRECTORY/home/USER/Maildir, the configuration is DIRECTORY/dovecot.conf, the users DIRECTORY/users (lines
 # "NAME:{PLAIN}PASSWORD::::::EXTRA", where EXTRA may set userdb_push_lua_url, _user and _password), the
 # log DIRECTORY/dovecot.log. Every process runs as one unprivileged user: as root, `nobody` (the files are
@@ -74,7 +75,10 @@ base_dir = $directory/run
 state_dir = $directory/state
 instance_name = anchorage-$port
 log_path = $directory/dovecot.log
-ssl = no
+ssl = yes
+ssl_cert = <$directory/tls/cert.pem
+ssl_key = <$directory/tls/key.pem
+$( [ -f /usr/share/dovecot/dh.pem ] && echo "ssl_dh = </usr/share/dovecot/dh.pem" )
 disable_plaintext_auth = no
 auth_mechanisms = plain login
 default_internal_user = $user
@@ -148,6 +152,12 @@ start_server() {
     [ -z "$(ls -A "$directory")" ] || die "$directory is not empty"
     mkdir -p "$directory/run" "$directory/state" "$directory/home"
     cp "$script_dir/dovecot/anchorage-push.lua" "$directory/anchorage-push.lua"
+    # A self-signed certificate for STARTTLS, for 127.0.0.1 and localhost.
+    mkdir -p "$directory/tls"
+    openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes -days 30 -subj /CN=localhost \
+        -addext "subjectAltName=IP:127.0.0.1,DNS:localhost" -addext "basicConstraints=critical,CA:TRUE" \
+        -keyout "$directory/tls/key.pem" -out "$directory/tls/cert.pem" >/dev/null 2>&1 \
+        || die "openssl could not make the server's certificate"
     echo "$imap_user:{PLAIN}$imap_password::::::" >"$directory/users"
     : >"$directory/dovecot.log"
     chmod 755 "$directory"

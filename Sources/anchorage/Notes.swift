@@ -32,6 +32,14 @@ struct Notes: AsyncParsableCommand {
         @Option(help: "This device's name, written into the messages it appends.")
         var device = ProcessInfo.processInfo.hostName
 
+        @Option(help: "Trust the certificate authorities in this PEM file for TLS, instead of the system's.")
+        var caFile: String?
+
+        /// The connection's settings: the trust roots of --ca-file.
+        var connection: IMAPConnection.Configuration {
+            IMAPConnection.Configuration(tls: caFile.map { PushClient.tls(trustingPEMFile: $0) })
+        }
+
         /// The account and mailbox `--imap` names, with the password from the environment.
         func account() throws -> (IMAPAccount, String) {
             guard let url = URL(string: imap), let scheme = url.scheme?.lowercased(), scheme == "imap" || scheme == "imaps",
@@ -55,7 +63,7 @@ struct Notes: AsyncParsableCommand {
         func withNotes<Result: Sendable>(_ body: (NotesMailbox) async throws -> Result) async throws -> Result {
             let (account, mailbox) = try account()
             return try await store.withStore { store in
-                let notes = NotesMailbox(account: account, mailbox: mailbox, store: store, device: device)
+                let notes = NotesMailbox(account: account, mailbox: mailbox, store: store, device: device, configuration: connection)
                 defer { Task { await notes.close() } }
                 do {
                     return try await body(notes)
@@ -161,7 +169,8 @@ struct Notes: AsyncParsableCommand {
             guard pollInterval >= 1 else { throw ValidationError("--poll-interval must be at least 1") }
             let (account, mailbox) = try location.account()
             try await location.store.withStore { store in
-                let notes = NotesMailbox(account: account, mailbox: mailbox, store: store, device: location.device)
+                let notes = NotesMailbox(
+                    account: account, mailbox: mailbox, store: store, device: location.device, configuration: location.connection)
                 let sync: @Sendable (String) async throws -> Void = { _ in Sync.say(Notes.line(try await notes.sync())) }
                 let daemon: MailDataAccessDaemon
                 if let push {

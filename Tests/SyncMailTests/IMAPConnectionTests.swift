@@ -1,4 +1,5 @@
 import Foundation
+import SyncPush
 import SyncMail
 import Testing
 
@@ -72,6 +73,21 @@ import Testing
         #expect(await watcher.selected?.exists == 1)
         await watcher.logout()
         await writer.logout()
+    }
+
+    @Test func startTLSWithTheServersCertificate() async throws {
+        let plain = try await TestDovecot.newAccount()
+        let account = IMAPAccount(host: plain.host, port: plain.port, user: plain.user, password: plain.password, security: .startTLS)
+        let certificate = try await TestDovecot.certificateFile()
+        let imap = try await account.connect(configuration: .init(tls: PushClient.tls(trustingPEMFile: certificate)))
+        #expect(await imap.isSecure)
+        #expect(await imap.capabilities.contains("QRESYNC"))
+        try await imap.create("Notes")
+        #expect(try await imap.append("Notes", message: Array("Subject: over TLS\r\n\r\nx\r\n".utf8)) != nil)
+        await imap.logout()
+
+        // A certificate nobody vouched for is refused, not used.
+        await #expect(throws: IMAPError.self) { try await account.connect() }
     }
 
     @Test func wrongPasswordAndClosedPortAreClearErrors() async throws {

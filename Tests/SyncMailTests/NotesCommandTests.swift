@@ -13,9 +13,12 @@ import Testing
         defer { try? FileManager.default.removeItem(atPath: folder) }
         let imap = "imap://\(account.user)@127.0.0.1:\(account.port)/Notes"
         let environment = ["ANCHORAGE_IMAP_PASSWORD": account.password]
+        let certificate = try await TestDovecot.certificateFile()
         func notes(_ arguments: [String], device: String = "laptop") async throws -> (Int32, String, String) {
             let outcome = try await tool.run(
-                ["notes"] + arguments + ["--imap", imap, "--store", "sqlite:\(folder)/\(device).sqlite", "--device", device], environment: environment)
+                ["notes"] + arguments + [
+                    "--imap", imap, "--store", "sqlite:\(folder)/\(device).sqlite", "--device", device, "--ca-file", certificate,
+                ], environment: environment)
             return (outcome.status, outcome.outputText, outcome.errorText)
         }
 

@@ -55,6 +55,12 @@ enum TestDovecot {
         return .success(Server(port: port, directory: directory))
     }
 
+    /// The server's self-signed certificate (for STARTTLS), to trust.
+    static func certificateFile() async throws -> String {
+        let found = try await Self.server.get()
+        return found.directory + "/tls/cert.pem"
+    }
+
     /// A new IMAP user (password `secret`), whose changes the push hook posts to `push` (a push
     /// server's `/push/mail`) as the push server's account `dovecot`.
     static func newAccount(push: URL? = nil, prefix: String = "u") async throws -> IMAPAccount {
