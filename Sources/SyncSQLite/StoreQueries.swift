@@ -26,6 +26,9 @@ enum StoreQueries {
         return try ChangePosition(position(Int64.fetchOne(statement, arguments: [account.rawValue]) ?? 0))
     }
 
+    /// The largest number of keys whose batched read keeps its prepared statement in the connection's cache.
+    static let cachedKeyCounts = 16
+
     /// The records at `keys` that were ever written, by key: one query per collection among the keys.
     static func records(at keys: [RecordKey], of account: AccountID, _ db: Database) throws -> [RecordKey: StoredRecord] {
         var found: [RecordKey: StoredRecord] = [:]
@@ -34,13 +37,16 @@ enum StoreQueries {
             let ids = Array(Set(keys.map(\.id.rawValue)))
             let placeholders = Array(repeating: "?", count: ids.count).joined(separator: ", ")
             let arguments = StatementArguments([account.rawValue, collection.rawValue]) + StatementArguments(ids)
-            let rows = try Row.fetchAll(
-                db,
-                sql: """
-                    SELECT \(recordColumns) FROM record
-                    WHERE account_id = \(accountIDOfName) AND collection = ? AND record_id IN (\(placeholders))
-                    """,
-                arguments: arguments)
+            let sql = """
+                SELECT \(recordColumns) FROM record
+                WHERE account_id = \(accountIDOfName) AND collection = ? AND record_id IN (\(placeholders))
+                """
+            // A sync's small reads (a fast sync's few keys) reuse a prepared statement, one per count of keys;
+            // a page's large ones are prepared each time, so the cache never holds hundreds of variants.
+            let rows =
+                ids.count <= cachedKeyCounts
+                ? try Row.fetchAll(db.cachedStatement(sql: sql), arguments: arguments)
+                : try Row.fetchAll(db, sql: sql, arguments: arguments)
             for row in rows {
                 let stored = try storedRecord(row)
                 found[stored.record.key] = stored
