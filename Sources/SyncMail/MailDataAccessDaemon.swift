@@ -55,6 +55,7 @@ public final class MailDataAccessDaemon: Sendable {
     private let syncMailbox: @Sendable (String) async throws -> Void
     private let (eventStream, eventContinuation) = AsyncStream<Event>.makeStream(bufferingPolicy: .bufferingNewest(4_096))
     private let registeredTokens = Mutex<[String: String]>([:])
+    private let forwarding = Mutex<Task<Void, Never>?>(nil)
 
     /// Makes a daemon.
     /// - Parameters:
@@ -121,8 +122,8 @@ public final class MailDataAccessDaemon: Sendable {
     public func run() async throws {
         await withTaskGroup(of: Void.self) { group in
             if !self.pushMailboxes.isEmpty {
+                self.startForwarding()
                 group.addTask { try? await self.push.run() }
-                group.addTask { await self.forwardPushEvents() }
             }
             if !self.pollMailboxes.isEmpty { group.addTask { await self.pollLoop() } }
             await group.next()
@@ -131,20 +132,36 @@ public final class MailDataAccessDaemon: Sendable {
         try Task.checkCancellation()
     }
 
+    /// Starts reading the push client's events, once for the daemon's life: the client has one stream of
+    /// events, which a reader that stops would end for good.
+    private func startForwarding() {
+        forwarding.withLock { task in
+            guard task == nil else { return }
+            task = Task { [weak self] in
+                guard let events = self?.push.events else { return }
+                for await event in events {
+                    guard let self else { return }
+                    await self.forward(event)
+                }
+            }
+        }
+    }
+
+    deinit {
+        forwarding.withLock { $0?.cancel() }
+    }
+
     /// Writes the registrations into the mailboxes' METADATA when the push server answers a registration,
     /// and reports syncs.
-    private func forwardPushEvents() async {
+    private func forward(_ event: PushClient.Event) async {
         let prefix = Self.collectionPrefix(account)
-        for await event in push.events {
-            if Task.isCancelled { return }
-            switch event {
-            case .registered:
-                await storeRegistrations()
-            case .synced(let collection, let reason):
-                eventContinuation.yield(.synced(mailbox: String(collection.rawValue.dropFirst(prefix.count)), reason: reason))
-            default:
-                break
-            }
+        switch event {
+        case .registered:
+            await storeRegistrations()
+        case .synced(let collection, let reason):
+            eventContinuation.yield(.synced(mailbox: String(collection.rawValue.dropFirst(prefix.count)), reason: reason))
+        default:
+            break
         }
     }
 

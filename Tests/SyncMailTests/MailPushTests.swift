@@ -8,6 +8,7 @@ import SyncMail
 import SyncPush
 import SyncSQLite
 import SyncTesting
+import Synchronization
 import Testing
 
 /// A push server on a loopback port, in this process, that mail servers post to as `dovecot`.
@@ -65,7 +66,7 @@ final class MailDevice: Sendable {
     let notes: NotesMailbox
     let daemon: MailDataAccessDaemon
     let log: DaemonLog
-    private let task: Task<Void, any Error>
+    private let task = Mutex<Task<Void, any Error>?>(nil)
 
     init(_ name: String, account: IMAPAccount, server: MailPushServer, pollMailboxes: [String] = [], clock: any Clock<Duration> = ContinuousClock(),
          store: (any SyncStore)? = nil) async throws {
@@ -81,13 +82,19 @@ final class MailDevice: Sendable {
             _ = try await (mailbox == "Archive" ? archive : notes).sync()
         }
         log = await DaemonLog.recording(daemon)
+        start()
+    }
+
+    /// Runs the daemon (again: its push client keeps the last notification number it had).
+    func start() {
         let daemon = self.daemon
-        task = Task { try await daemon.run() }
+        task.withLock { $0 = Task { try await daemon.run() } }
     }
 
     func stop() async {
-        task.cancel()
-        _ = try? await task.value
+        guard let running = task.withLock({ $0 }) else { return }
+        running.cancel()
+        _ = try? await running.value
     }
 
     /// Waits until a sync of `mailbox` after event `index` leaves `condition` true.
@@ -218,22 +225,26 @@ actor DaemonLog {
         let server = try await MailPushServer.start(queueLength: 1)
         let account = try await TestDovecot.newAccount(push: server.mailEndpoint)
         let clock = TestClock()
-        let store = try SQLiteStore.inMemory()
-        let first = try await MailDevice("b", account: account, server: server, pollMailboxes: ["Archive"], clock: clock, store: store)
-        try await first.log.wait(for: "B's registration") { if case .registered = $0 { true } else { false } }
-        try await first.log.wait(for: "B's first Archive poll") { $0 == .synced(mailbox: "Archive", reason: .poll) }
-        await first.stop()
-        // While B is away, A makes more changes than B's queue holds.
+        let b = try await MailDevice("b", account: account, server: server, pollMailboxes: ["Archive"], clock: clock)
+        try await b.log.wait(for: "B's registration") { if case .registered = $0 { true } else { false } }
+        try await b.log.wait(for: "B's first resync") { $0 == .synced(mailbox: "Notes", reason: .resync) }
+        try await b.log.wait(for: "B's first Archive poll") { $0 == .synced(mailbox: "Archive", reason: .poll) }
+        await b.stop()
+        // While B is away, A makes more changes than B's queue holds: the server drops some.
         let a = NotesMailbox(account: account, store: try SQLiteStore.inMemory(), device: "a")
         for index in 0..<3 {
             try await a.save(Note(title: "n\(index)", body: "\(index)"))
             _ = try await a.sync()
         }
         #expect(await server.push.hub.queued(.init(account: "ada", device: "b")) == 1)
-        // B comes back: told it missed notifications, it resyncs every push mailbox.
-        let again = try await MailDevice("b", account: account, server: server, pollMailboxes: ["Archive"], clock: clock, store: store)
-        try await again.log.wait(for: "a resync of Notes") { $0 == .synced(mailbox: "Notes", reason: .resync) }
-        #expect(try await again.notes.notes().map(\.title) == ["n0", "n1", "n2"])
+        // B comes back with the last notification number it had; told it missed some, it resyncs every push mailbox.
+        let before = await b.log.count
+        let seenBefore = await b.log.events.filter { $0 == .synced(mailbox: "Notes", reason: .resync) }.count
+        b.start()
+        try await b.log.wait(for: "a resync of Notes", from: before) { $0 == .synced(mailbox: "Notes", reason: .resync) }
+        #expect(await b.log.events.filter { $0 == .synced(mailbox: "Notes", reason: .resync) }.count == seenBefore + 1)
+        #expect(try await b.notes.notes().map(\.title) == ["n0", "n1", "n2"])
+        let again = b
 
         // Archive has no push: a change there is synced at the next poll.
         try await again.log.wait(for: "the first Archive poll") { $0 == .synced(mailbox: "Archive", reason: .poll) }
