@@ -247,14 +247,14 @@ actor DaemonLog {
         let again = b
 
         // Archive has no push: a change there is synced at the next poll.
-        try await again.log.wait(for: "the first Archive poll") { $0 == .synced(mailbox: "Archive", reason: .poll) }
+        try await again.log.wait(for: "the restarted daemon's first Archive poll", from: before) { $0 == .synced(mailbox: "Archive", reason: .poll) }
+        await clock.waitForSleepers()
         let polls = await again.log.events.filter { $0 == .synced(mailbox: "Archive", reason: .poll) }.count
         let archiver = NotesMailbox(account: account, mailbox: "Archive", store: try SQLiteStore.inMemory(), device: "a")
         try await archiver.save(Note(title: "old", body: "archived"))
         _ = try await archiver.sync()
-        await clock.waitForSleepers()
-        clock.advance(by: .seconds(60))
         let start = await again.log.count
+        clock.advance(by: .seconds(60))
         try await again.log.wait(for: "a poll of Archive after the change", from: start) { $0 == .synced(mailbox: "Archive", reason: .poll) }
         #expect(await again.log.events.filter { $0 == .synced(mailbox: "Archive", reason: .poll) }.count == polls + 1)
         await again.stop()
