@@ -53,6 +53,7 @@ public final class MailDataAccessDaemon: Sendable {
     private let deviceToken: String
     private let clock: any Clock<Duration>
     private let syncMailbox: @Sendable (String) async throws -> Void
+    private let imapConfiguration: IMAPConnection.Configuration
     private let (eventStream, eventContinuation) = AsyncStream<Event>.makeStream(bufferingPolicy: .bufferingNewest(4_096))
     private let registeredTokens = Mutex<[String: String]>([:])
     private let forwarding = Mutex<Task<Void, Never>?>(nil)
@@ -71,14 +72,18 @@ public final class MailDataAccessDaemon: Sendable {
     ///   - pollInterval: How often to poll them.
     ///   - clock: The clock polling waits on.
     ///   - pushConfiguration: The push client's configuration.
+    ///   - imapConfiguration: How the daemon's own IMAP connections (registrations, polls) are made: the
+    ///     TLS configuration that trusts the mail server's certificate, say.
     ///   - sync: Syncs one mailbox.
     public init(
         account: IMAPAccount, pushServer: URL, pushAccount: String, credentials: Credentials?, deviceToken: String,
         transport: any SyncClientTransport, codec: any SyncCodec, pushMailboxes: [String], pollMailboxes: [String] = [],
         pollInterval: Duration = .seconds(300), clock: any Clock<Duration> = ContinuousClock(),
-        pushConfiguration: PushClient.Configuration = .init(), sync: @escaping @Sendable (String) async throws -> Void
+        pushConfiguration: PushClient.Configuration = .init(), imapConfiguration: IMAPConnection.Configuration = .init(),
+        sync: @escaping @Sendable (String) async throws -> Void
     ) {
         self.account = account
+        self.imapConfiguration = imapConfiguration
         self.pushMailboxes = pushMailboxes
         self.pollMailboxes = pollMailboxes
         self.pollInterval = pollInterval
@@ -174,7 +179,7 @@ public final class MailDataAccessDaemon: Sendable {
         }
         guard !due.isEmpty else { return }
         do {
-            let imap = try await account.connect()
+            let imap = try await account.connect(configuration: imapConfiguration)
             defer { Task { await imap.logout() } }
             for (mailbox, token) in due {
                 try await imap.create(mailbox)
@@ -201,7 +206,7 @@ public final class MailDataAccessDaemon: Sendable {
             }
             first = false
             do {
-                let imap = try await account.connect()
+                let imap = try await account.connect(configuration: imapConfiguration)
                 let listing = try await imap.list(status: ["UIDVALIDITY", "UIDNEXT", "HIGHESTMODSEQ", "MESSAGES"])
                 await imap.logout()
                 let status = Dictionary(listing.map { ($0.entry.name, $0.status) }, uniquingKeysWith: { first, _ in first })

@@ -185,12 +185,12 @@ struct Notes: AsyncParsableCommand {
                     daemon = MailDataAccessDaemon(
                         account: account, pushServer: server, pushAccount: user, credentials: credentials, deviceToken: token.isEmpty ? "device" : token,
                         transport: HTTPClientTransport(baseURL: server).with(CredentialsMiddleware(credentials)), codec: JSONCodec(),
-                        pushMailboxes: [mailbox], sync: sync)
+                        pushMailboxes: [mailbox], imapConfiguration: location.connection, sync: sync)
                 } else {
                     daemon = MailDataAccessDaemon(
                         account: account, pushServer: URL(string: "http://127.0.0.1:1")!, pushAccount: "-", credentials: nil, deviceToken: "device",
                         transport: HTTPClientTransport(baseURL: URL(string: "http://127.0.0.1:1")!), codec: JSONCodec(), pushMailboxes: [],
-                        pollMailboxes: [mailbox], pollInterval: .seconds(pollInterval), sync: sync)
+                        pollMailboxes: [mailbox], pollInterval: .seconds(pollInterval), imapConfiguration: location.connection, sync: sync)
                 }
                 let events = Task {
                     for await event in daemon.events {

@@ -102,6 +102,14 @@ struct Serve: AsyncParsableCommand {
     @Option(help: "Push: how many notifications the server keeps for a device while it is away.")
     var pushQueueLength = 64
 
+    @Option(
+        name: .customLong("push-mail-account"),
+        help: """
+            Push: an account a mail server's hook posts mailbox changes as (POST /push/mail; docs/mail.md). \
+            Repeat for several; no account may post there by default.
+            """)
+    var pushMailAccounts: [String] = []
+
     @Option(help: "The largest request body accepted, in bytes.")
     var maxRequestBytes = 64 << 20
 
@@ -205,9 +213,10 @@ struct Serve: AsyncParsableCommand {
             guard let notifyingStore = unmeteredStore as? any ChangeNotifyingStore else {
                 throw failure("the store \(store) does not announce its commits, which the push server needs", code: 70)
             }
+            var pushConfiguration = PushServer.Configuration(queueLength: pushQueueLength)
+            pushConfiguration.mailServers = Set(pushMailAccounts.map { AccountID($0) })
             let push = PushServer(
-                store: notifyingStore, codecs: CodecChoice.allCodecs, configuration: .init(queueLength: pushQueueLength),
-                logger: logger)
+                store: notifyingStore, codecs: CodecChoice.allCodecs, configuration: pushConfiguration, logger: logger)
             let server = HTTPSyncServer(
                 service: router.mounting(push, at: "/push").with(push.writerMiddleware), authenticator: authenticator,
                 configuration: .init(

@@ -1,4 +1,6 @@
 import Foundation
+import SyncCore
+import SyncHTTP
 import SyncMail
 import SyncTesting
 import TestSupport
@@ -46,5 +48,49 @@ import Testing
         #expect(bad.status == 64 && bad.errorText.contains("--imap must be"))
         let noPassword = try await tool.run(["notes", "list", "--imap", imap, "--store", "memory"])
         #expect(noPassword.status == 64 && noPassword.errorText.contains("ANCHORAGE_IMAP_PASSWORD"))
+    }
+
+    /// The whole path a user sets up from the command line: `anchorage serve` lets the mail server's
+    /// account post (`--push-mail-account`), Dovecot's hook posts there, and `notes sync --watch --push`
+    /// on B syncs the note A added, with nobody running a sync on B.
+    @Test func aNoteAddedOnAReachesBWatchingThroughServeAndDovecot() async throws {
+        let tool = try AnchorageTool()
+        let folder = try TemporaryFolder("notes-push-cli")
+        let users = folder.path("users.txt")
+        for user in ["dovecot", "ada"] {
+            let added = try await tool.run(
+                ["users", "add", user, "--file", users, "--iterations", "1000"], input: Array("secret\n".utf8))
+            try #require(added.status == 0, "users add \(user): \(added.errorText)")
+        }
+        let server = try await tool.serve(
+            ["--store", "sqlite:" + folder.path("server.sqlite"), "--users", users, "--push-mail-account", "dovecot",
+             "--log-level", "warning"])
+        defer { Task { try? await server.process.terminate() } }
+        let account = try await TestDovecot.newAccount(push: server.url.appendingPathComponent("push/mail"))
+        let imap = "imap://\(account.user)@127.0.0.1:\(account.port)/Notes"
+        let certificate = try await TestDovecot.certificateFile()
+        let environment = ["ANCHORAGE_IMAP_PASSWORD": account.password, "ANCHORAGE_PASSWORD": "secret"]
+        func location(_ device: String) -> [String] {
+            ["--imap", imap, "--store", "sqlite:" + folder.path("\(device).sqlite"), "--device", device, "--ca-file", certificate]
+        }
+
+        let watching = try ChildProcess.start(
+            tool.path,
+            arguments: ["notes", "sync", "--watch", "--push", server.url.absoluteString, "--push-user", "ada"] + location("phone"),
+            environment: environment)
+        defer { Task { try? await watching.terminate() } }
+        _ = try await watching.waitForOutputLine(timeout: .seconds(150)) { $0.contains("watching Notes (push)") ? true : nil }
+
+        let added = try await tool.run(["notes", "add", "--title", "Pushed", "--body", "through Dovecot"] + location("laptop"), environment: environment)
+        try #require(added.status == 0, "notes add: \(added.errorText)")
+        _ = try await watching.waitForOutputLine(timeout: .seconds(150)) { $0.contains("synced: pulled 1") ? true : nil }
+        let listed = try await tool.run(["notes", "list"] + location("phone"), environment: environment)
+        #expect(listed.outputText.contains("\"title\":\"Pushed\""), "\(listed.outputText)")
+
+        // Another account of the server may not post mail notifications.
+        let refused = try await HTTPClientTransport(baseURL: server.url)
+            .with(CredentialsMiddleware(.basic(username: "ada", password: "secret")))
+            .send(SyncRequest(method: .post, path: "/push/mail", body: Array("{}".utf8)))
+        #expect(refused.status == 403)
     }
 }
