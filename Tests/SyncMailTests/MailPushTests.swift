@@ -9,6 +9,7 @@ import SyncPush
 import SyncSQLite
 import SyncTesting
 import Synchronization
+import TestSupport
 import Testing
 
 /// A push server on a loopback port, in this process, that mail servers post to as `dovecot`.
@@ -65,7 +66,7 @@ final class MailPushServer: Sendable {
 final class MailDevice: Sendable {
     let notes: NotesMailbox
     let daemon: MailDataAccessDaemon
-    let log: DaemonLog
+    let log: EventLog<MailDataAccessDaemon.Event>
     private let task = Mutex<Task<Void, any Error>?>(nil)
 
     init(_ name: String, account: IMAPAccount, server: MailPushServer, pollMailboxes: [String] = [], clock: any Clock<Duration> = ContinuousClock(),
@@ -81,7 +82,7 @@ final class MailDevice: Sendable {
         ) { mailbox in
             _ = try await (mailbox == "Archive" ? archive : notes).sync()
         }
-        log = await DaemonLog.recording(daemon)
+        log = await EventLog.recording(daemon.events)
         start()
     }
 
@@ -109,61 +110,6 @@ final class MailDevice: Sendable {
             next = try #require(await log.index(of: event, from: next)) + 1
         }
     }
-}
-
-/// Records a daemon's events, and waits — with a bound — for one that matches.
-actor DaemonLog {
-    private(set) var events: [MailDataAccessDaemon.Event] = []
-    private var waiters: [(id: Int, match: @Sendable (MailDataAccessDaemon.Event) -> Bool, continuation: CheckedContinuation<MailDataAccessDaemon.Event?, Never>)] = []
-    private var nextWaiter = 0
-    private var task: Task<Void, Never>?
-
-    static func recording(_ daemon: MailDataAccessDaemon) async -> DaemonLog {
-        let log = DaemonLog()
-        await log.start(daemon.events)
-        return log
-    }
-
-    private func start(_ events: AsyncStream<MailDataAccessDaemon.Event>) {
-        task = Task { [weak self] in
-            for await event in events { await self?.record(event) }
-        }
-    }
-
-    private func record(_ event: MailDataAccessDaemon.Event) {
-        events.append(event)
-        let ready = waiters.filter { $0.match(event) }
-        waiters.removeAll { $0.match(event) }
-        for waiter in ready { waiter.continuation.resume(returning: event) }
-    }
-
-    func index(of event: MailDataAccessDaemon.Event, from start: Int) -> Int? {
-        events.indices.dropFirst(start).first { events[$0] == event }
-    }
-
-    @discardableResult
-    func wait(
-        for what: String, from index: Int = 0, timeout: Duration = .seconds(150), _ match: @escaping @Sendable (MailDataAccessDaemon.Event) -> Bool
-    ) async throws -> MailDataAccessDaemon.Event {
-        if let seen = events.dropFirst(index).first(where: match) { return seen }
-        let id = nextWaiter
-        nextWaiter += 1
-        let timer = Task { [weak self] in
-            try? await ContinuousClock().sleep(for: timeout)  // the bound, not a synchronisation
-            await self?.expire(id)
-        }
-        defer { timer.cancel() }
-        let event = await withCheckedContinuation { continuation in waiters.append((id, match, continuation)) }
-        guard let event else { throw PushError("no \(what) within \(timeout); events: \(events)") }
-        return event
-    }
-
-    private func expire(_ id: Int) {
-        guard let index = waiters.firstIndex(where: { $0.id == id }) else { return }
-        waiters.remove(at: index).continuation.resume(returning: nil)
-    }
-
-    var count: Int { events.count }
 }
 
 @Suite struct MailPushTests {

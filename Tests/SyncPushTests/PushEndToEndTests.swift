@@ -2,6 +2,7 @@ import Foundation
 import SyncCore
 import SyncSQLite
 import SyncTesting
+import TestSupport
 import Testing
 
 @testable import SyncPush

@@ -124,7 +124,9 @@ struct PushDevice: Sendable {
         let transport = HTTPClientTransport(baseURL: server)
             .with(CredentialsMiddleware(.basic(username: account, password: "secret")))
             .with(PushDeviceMiddleware(deviceToken: token))
-        let retry = RetryPolicy(maxAttempts: 1, initialDelay: .zero, jitter: 0)
+        // A request that meets a keep-alive connection the restarted server has closed, before the
+        // client noticed, fails as "I/O on closed channel": the next attempt opens a new one.
+        let retry = RetryPolicy(maxAttempts: 3, initialDelay: .zero, jitter: 0)
         aquasync = AquasyncClient(store: store, transport: transport, codec: JSONCodec(), configuration: .init(retry: retry))
         appSync = AppSyncClient(
             store: store, transport: transport, codec: JSONCodec(), types: [AppSyncObjectType("booking")], configuration: .init(retry: retry))
@@ -183,67 +185,11 @@ struct PushDevice: Sendable {
     }
 }
 
-/// Records a push client's events, and waits — with a bound — for one that matches.
-actor EventLog {
-    private(set) var events: [PushClient.Event] = []
-    private var waiters: [(id: Int, match: @Sendable (PushClient.Event) -> Bool, continuation: CheckedContinuation<PushClient.Event?, Never>)] = []
-    private var nextWaiter = 0
-    private var task: Task<Void, Never>?
-
+extension EventLog where Event == PushClient.Event {
     /// Starts recording `client`'s events.
     static func recording(_ client: PushClient) async -> EventLog {
-        let log = EventLog()
-        await log.start(client.events)
-        return log
+        await recording(client.events)
     }
-
-    private func start(_ events: AsyncStream<PushClient.Event>) {
-        task = Task { [weak self] in
-            for await event in events { await self?.record(event) }
-        }
-    }
-
-    private func record(_ event: PushClient.Event) {
-        events.append(event)
-        let (ready, waiting) = (waiters.filter { $0.match(event) }, waiters.filter { !$0.match(event) })
-        waiters = waiting
-        for waiter in ready { waiter.continuation.resume(returning: event) }
-    }
-
-    /// The first event from `index` on that matches, waiting up to `timeout` for it.
-    ///
-    /// The bound only ends a test that would otherwise hang, so it is wide: inside the whole suite on
-    /// two cores, the test process shares the machine with many servers and tools, and an event that
-    /// takes a second alone can take a minute. When it runs out, the waiter still lets every job
-    /// already queued run before giving up, so an event that became due during a stall of the whole
-    /// process is not reported missing because the timer happened to run first.
-    /// - Throws: ``PushError`` naming what was seen when none came in time.
-    @discardableResult
-    func wait(
-        for what: String, from index: Int = 0, timeout: Duration = .seconds(150),
-        _ match: @escaping @Sendable (PushClient.Event) -> Bool
-    ) async throws -> PushClient.Event {
-        if let seen = events.dropFirst(index).first(where: match) { return seen }
-        let id = nextWaiter
-        nextWaiter += 1
-        let timer = Task { [weak self] in
-            try? await ContinuousClock().sleep(for: timeout)  // the bound, not a synchronisation
-            for _ in 0..<10 { await Task.yield() }
-            await self?.expire(id)
-        }
-        defer { timer.cancel() }
-        let event = await withCheckedContinuation { continuation in waiters.append((id, match, continuation)) }
-        guard let event else { throw PushError("no \(what) within \(timeout); events: \(events)") }
-        return event
-    }
-
-    private func expire(_ id: Int) {
-        guard let index = waiters.firstIndex(where: { $0.id == id }) else { return }
-        waiters.remove(at: index).continuation.resume(returning: nil)
-    }
-
-    /// How many events were recorded.
-    var count: Int { events.count }
 }
 
 extension PushClient.Event {

@@ -2,6 +2,7 @@ import Foundation
 import SyncCore
 import SyncTesting
 import Synchronization
+import TestSupport
 import Testing
 
 @testable import SyncPush

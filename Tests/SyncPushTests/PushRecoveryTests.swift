@@ -4,6 +4,7 @@ import SyncCore
 import SyncSQLite
 import SyncTesting
 import Synchronization
+import TestSupport
 import Testing
 
 @testable import SyncPush
