@@ -1,5 +1,6 @@
 internal import CAnchorageXML2
 public import Foundation
+import SyncCore
 
 /// One item as a `PROPFIND` describes it.
 public struct WebDAVItem: Sendable, Hashable {
@@ -173,7 +174,7 @@ enum HTTPDate {
         else { return nil }
         let clock = parts[4].split(separator: ":").compactMap { Int($0) }
         guard clock.count == 3 else { return nil }
-        let days = daysFromCivil(year: year, month: monthIndex + 1, day: day)
+        let days = Int(CivilCalendar.days(year: Int64(year), month: Int64(monthIndex + 1), day: Int64(day)))
         return Date(timeIntervalSince1970: Double(days * 86400 + clock[0] * 3600 + clock[1] * 60 + clock[2]))
     }
 
@@ -182,30 +183,10 @@ enum HTTPDate {
         let seconds = Int(date.timeIntervalSince1970.rounded(.down))
         let days = seconds >= 0 ? seconds / 86400 : (seconds - 86399) / 86400
         let rest = seconds - days * 86400
-        let (year, month, day) = civil(fromDays: days)
+        let civil = CivilCalendar.date(fromDays: Int64(days))
+        let (year, month, day) = (Int(civil.year), Int(civil.month), Int(civil.day))
         let weekday = ["Thu", "Fri", "Sat", "Sun", "Mon", "Tue", "Wed"][((days % 7) + 7) % 7]
         func two(_ n: Int) -> String { n < 10 ? "0\(n)" : "\(n)" }
         return "\(weekday), \(two(day)) \(months[month - 1]) \(year) \(two(rest / 3600)):\(two(rest % 3600 / 60)):\(two(rest % 60)) GMT"
-    }
-
-    static func daysFromCivil(year: Int, month: Int, day: Int) -> Int {
-        let y = month <= 2 ? year - 1 : year
-        let era = (y >= 0 ? y : y - 399) / 400
-        let yoe = y - era * 400
-        let doy = (153 * (month + (month > 2 ? -3 : 9)) + 2) / 5 + day - 1
-        let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy
-        return era * 146097 + doe - 719468
-    }
-
-    static func civil(fromDays days: Int) -> (Int, Int, Int) {
-        let z = days + 719468
-        let era = (z >= 0 ? z : z - 146096) / 146097
-        let doe = z - era * 146097
-        let yoe = (doe - doe / 1460 + doe / 36524 - doe / 146096) / 365
-        let doy = doe - (365 * yoe + yoe / 4 - yoe / 100)
-        let mp = (5 * doy + 2) / 153
-        let day = doy - (153 * mp + 2) / 5 + 1
-        let month = mp < 10 ? mp + 3 : mp - 9
-        return (yoe + era * 400 + (month <= 2 ? 1 : 0), month, day)
     }
 }

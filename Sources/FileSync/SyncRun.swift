@@ -243,10 +243,10 @@ struct SyncRun {
             base = String(name[..<dot])
             ext = String(name[dot...])
         }
-        let date = HTTPDate.civil(fromDays: Int(Date().timeIntervalSince1970) / 86400)
+        let date = CivilCalendar.date(fromDays: Int64(Date().timeIntervalSince1970) / 86400)
         let seconds = Int(Date().timeIntervalSince1970) % 86400
         func two(_ n: Int) -> String { n < 10 ? "0\(n)" : "\(n)" }
-        let stamp = "\(date.0)-\(two(date.1))-\(two(date.2)) \(two(seconds / 3600))\(two(seconds % 3600 / 60))\(two(seconds % 60))"
+        let stamp = "\(date.year)-\(two(Int(date.month)))-\(two(Int(date.day))) \(two(seconds / 3600))\(two(seconds % 3600 / 60))\(two(seconds % 60))"
         var candidate = WebDAVPath.join(parent, "\(base) (conflict \(sync.device) \(stamp))\(ext)")
         var counter = 2
         while local.item(candidate) != nil {

@@ -1,3 +1,5 @@
+import SyncCore
+
 /// The `yyyy-MM-ddTHH:mm:ssZ` form of XML property list dates, converted to and
 /// from whole seconds since 1970 without Foundation formatters.
 enum PlistDateFormat {
@@ -10,7 +12,7 @@ enum PlistDateFormat {
     static func append(seconds: Int64, to out: inout [UInt8]) {
         let days = seconds >= 0 ? seconds / 86_400 : (seconds - 86_399) / 86_400
         let secondOfDay = seconds - days * 86_400
-        let (year, month, day) = civil(fromDays: days)
+        let (year, month, day) = CivilCalendar.date(fromDays: days)
         appendDigits(year, count: 4, to: &out)
         out.append(UInt8(ascii: "-"))
         appendDigits(month, count: 2, to: &out)
@@ -36,7 +38,7 @@ enum PlistDateFormat {
             (1...12).contains(month), day >= 1, day <= daysInMonth(month, of: year),
             hour < 24, minute < 60, second < 60
         else { return nil }
-        return days(fromCivil: year, month, day) * 86_400 + hour * 3_600 + minute * 60 + second
+        return CivilCalendar.days(year: year, month: month, day: day) * 86_400 + hour * 3_600 + minute * 60 + second
     }
 
     private static func digits(_ text: UnsafeBufferPointer<UInt8>, _ start: Int, _ count: Int) -> Int64? {
@@ -66,28 +68,5 @@ enum PlistDateFormat {
         case 4, 6, 9, 11: 30
         default: 31
         }
-    }
-
-    /// Days since 1970-01-01 of a proleptic Gregorian date (H. Hinnant's algorithm).
-    private static func days(fromCivil year: Int64, _ month: Int64, _ day: Int64) -> Int64 {
-        let shiftedYear = month <= 2 ? year - 1 : year
-        let era = (shiftedYear >= 0 ? shiftedYear : shiftedYear - 399) / 400
-        let yearOfEra = shiftedYear - era * 400
-        let dayOfYear = (153 * ((month + 9) % 12) + 2) / 5 + day - 1
-        let dayOfEra = yearOfEra * 365 + yearOfEra / 4 - yearOfEra / 100 + dayOfYear
-        return era * 146_097 + dayOfEra - 719_468
-    }
-
-    /// The proleptic Gregorian date of a day counted from 1970-01-01.
-    private static func civil(fromDays days: Int64) -> (year: Int64, month: Int64, day: Int64) {
-        let shifted = days + 719_468
-        let era = (shifted >= 0 ? shifted : shifted - 146_096) / 146_097
-        let dayOfEra = shifted - era * 146_097
-        let yearOfEra = (dayOfEra - dayOfEra / 1_460 + dayOfEra / 36_524 - dayOfEra / 146_096) / 365
-        let dayOfYear = dayOfEra - (365 * yearOfEra + yearOfEra / 4 - yearOfEra / 100)
-        let shiftedMonth = (5 * dayOfYear + 2) / 153
-        let day = dayOfYear - (153 * shiftedMonth + 2) / 5 + 1
-        let month = shiftedMonth < 10 ? shiftedMonth + 3 : shiftedMonth - 9
-        return (yearOfEra + era * 400 + (month <= 2 ? 1 : 0), month, day)
     }
 }

@@ -29,7 +29,7 @@ enum ISO8601DateWriting {
 
         let days = floorDivide(seconds, 86_400)
         let secondOfDay = seconds - days * 86_400
-        let (year, month, day) = civilDate(fromDaysSince1970: days)
+        let (year, month, day) = CivilCalendar.date(fromDays: days)
 
         appendDigits(year, count: 4, to: &bytes)
         bytes.append(JSONByte.minus)
@@ -57,21 +57,6 @@ enum ISO8601DateWriting {
     /// The refusal of a date JSON cannot carry (NaN compares false, so it lands here too).
     private static func outOfRange(_ date: Date) -> CodecError {
         .unsupportedValue("JSON dates are ISO 8601 strings for the years 0000–9999, not \(CodecError.describing(date))")
-    }
-
-    /// Year, month (1–12) and day (1–31) of a day count since 1970-01-01, in
-    /// the proleptic Gregorian calendar (Howard Hinnant's `civil_from_days`).
-    static func civilDate(fromDaysSince1970 days: Int64) -> (year: Int64, month: Int64, day: Int64) {
-        let shifted = days + 719_468  // days since 0000-03-01
-        let era = floorDivide(shifted, 146_097)
-        let dayOfEra = shifted - era * 146_097  // 0...146096
-        let yearOfEra = (dayOfEra - dayOfEra / 1_460 + dayOfEra / 36_524 - dayOfEra / 146_096) / 365  // 0...399
-        let dayOfYear = dayOfEra - (365 * yearOfEra + yearOfEra / 4 - yearOfEra / 100)  // 0...365, from March 1
-        let shiftedMonth = (5 * dayOfYear + 2) / 153  // 0...11, March first
-        let day = dayOfYear - (153 * shiftedMonth + 2) / 5 + 1
-        let month = shiftedMonth < 10 ? shiftedMonth + 3 : shiftedMonth - 9
-        let year = yearOfEra + era * 400 + (month <= 2 ? 1 : 0)
-        return (year, month, day)
     }
 
     /// `numerator / denominator` rounded toward negative infinity.

@@ -1,4 +1,5 @@
 public import FoundationEssentials
+import SyncCore
 
 /// A note, as an application sees it.
 public struct Note: Sendable, Hashable, Identifiable {
@@ -200,7 +201,7 @@ public enum NoteMessage {
         let seconds = Int64(date.timeIntervalSince1970.rounded(.down))
         let day = seconds >= 0 ? seconds / 86_400 : (seconds - 86_399) / 86_400
         let time = seconds - day * 86_400
-        let (year, month, dayOfMonth) = civil(fromDays: day)
+        let (year, month, dayOfMonth) = CivilCalendar.date(fromDays: day)
         func two(_ value: Int64) -> String { value < 10 ? "0\(value)" : "\(value)" }
         let weekday = days[Int(((day % 7) + 7) % 7)]
         return "\(weekday), \(dayOfMonth) \(months[Int(month) - 1]) \(year) \(two(time / 3_600)):\(two(time % 3_600 / 60)):\(two(time % 60)) +0000"
@@ -219,31 +220,9 @@ public enum NoteMessage {
         if words.count > 4, let zone = Int64(words[4].dropFirst()), words[4].count == 5 {
             offset = (zone / 100 * 3_600 + zone % 100 * 60) * (words[4].hasPrefix("-") ? -1 : 1)
         }
-        let days = self.days(fromCivil: year, Int64(monthIndex + 1), day)
+        let days = CivilCalendar.days(year: year, month: Int64(monthIndex + 1), day: day)
         let seconds = days * 86_400 + clock[0] * 3_600 + clock[1] * 60 + (clock.count > 2 ? clock[2] : 0) - offset
         return Date(timeIntervalSince1970: Double(seconds))
-    }
-
-    /// Howard Hinnant's civil-from-days.
-    private static func civil(fromDays days: Int64) -> (Int64, Int64, Int64) {
-        let z = days + 719_468
-        let era = (z >= 0 ? z : z - 146_096) / 146_097
-        let doe = z - era * 146_097
-        let yoe = (doe - doe / 1_460 + doe / 36_524 - doe / 146_096) / 365
-        let doy = doe - (365 * yoe + yoe / 4 - yoe / 100)
-        let mp = (5 * doy + 2) / 153
-        let day = doy - (153 * mp + 2) / 5 + 1
-        let month = mp < 10 ? mp + 3 : mp - 9
-        return (yoe + era * 400 + (month <= 2 ? 1 : 0), month, day)
-    }
-
-    private static func days(fromCivil year: Int64, _ month: Int64, _ day: Int64) -> Int64 {
-        let y = month <= 2 ? year - 1 : year
-        let era = (y >= 0 ? y : y - 399) / 400
-        let yoe = y - era * 400
-        let doy = (153 * (month > 2 ? month - 3 : month + 9) + 2) / 5 + day - 1
-        let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy
-        return era * 146_097 + doe - 719_468
     }
 }
 
