@@ -33,7 +33,9 @@ struct EditLedger {
 
     /// `count` new edits, recorded as saved: with `addsOnly`, new records; otherwise
     /// six in ten new records, three modifications and one deletion of live records
-    /// (most of them ones the server already has from an earlier sync).
+    /// (most of them ones the server already has from an earlier sync). Once there are
+    /// twice `count` live records, three in ten are new records, four modifications and
+    /// three deletions, so the data, and with it the length of a sync, stops growing.
     ///
     /// The caller writes them through the stack's client and requires every write
     /// to return: an edit that did not return fails the test, so the ledger never
@@ -41,9 +43,10 @@ struct EditLedger {
     mutating func nextBatch(_ count: Int, addsOnly: Bool = false, using random: inout SeededGenerator) -> [Edit] {
         (0..<count).map { _ in
             let roll = addsOnly || liveNames.isEmpty ? 0 : Int.random(in: 0..<10, using: &random)
+            let (adds, modifications) = liveNames.count < 2 * count ? (6, 3) : (3, 4)
             switch roll {
-            case 0..<6: return add()
-            case 6..<9: return modify(at: Int.random(in: 0..<liveNames.count, using: &random))
+            case 0..<adds: return add()
+            case adds..<(adds + modifications): return modify(at: Int.random(in: 0..<liveNames.count, using: &random))
             default: return delete(at: Int.random(in: 0..<liveNames.count, using: &random))
             }
         }
