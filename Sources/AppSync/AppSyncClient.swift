@@ -344,11 +344,13 @@ public actor AppSyncClient {
     private func syncFromServer(_ type: AppSyncObjectType, into report: inout Report) async throws -> Set<String> {
         let policy = configuration.conflictPolicy
         var listed: Set<String> = []
-        while true {
-            let from = try await counters(type.name).serverCounterLastSync
+        let (endpoint, basePath) = (endpoint, configuration.basePath)
+        try await PagedPull.run(from: try await counters(type.name).serverCounterLastSync) {
+            (from: Int64) -> (page: AppSyncMessages.ListAnswer, next: Int64?)? in
             let answer = try await endpoint.send(
-                endpoint.request(.get, "\(configuration.basePath)/\(type.name)/list/\(from)"),
-                as: AppSyncMessages.ListAnswer.self)
+                endpoint.request(.get, "\(basePath)/\(type.name)/list/\(from)"), as: AppSyncMessages.ListAnswer.self)
+            return (page: answer, next: answer.result.more == true ? answer.result.servercounter : nil)
+        } apply: { (answer: AppSyncMessages.ListAnswer) in
             let remote = answer.objects
             listed.formUnion(remote.map(\.guid))
             let serverCounter = answer.result.servercounter
@@ -373,8 +375,8 @@ public actor AppSyncClient {
             }
             report.downloaded += downloaded
             report.conflicts += conflicts
-            if answer.result.more != true { return listed }
         }
+        return listed
     }
 
     /// Journals, as new on this device, the objects of `type` the server did

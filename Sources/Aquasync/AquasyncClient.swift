@@ -284,18 +284,19 @@ public actor AquasyncClient {
     private func runPull() async throws -> Int {
         var applied = try await carryOutAnswers()
         let token = try await deviceToken()
-        while true {
-            let ust = try await latestUST()
-            let request = endpoint.request(.get, "\(configuration.basePath)/from:\(ust)?deviceToken=\(token)")
+        let (endpoint, basePath, policy) = (endpoint, configuration.basePath, configuration.conflictPolicy)
+        try await PagedPull.run(from: try await latestUST()) { (ust: Int64) -> (page: DeltaPack, next: Int64?)? in
+            let request = endpoint.request(.get, "\(basePath)/from:\(ust)?deviceToken=\(token)")
             let response = try await endpoint.send(request)
-            if response.status == 204 { return applied }
+            if response.status == 204 { return nil }
             let pack = try DeltaPack(try endpoint.decode(SyncValue.self, from: response, of: request), requireID: false)
             guard let latest = pack.latestUST else {
                 throw SyncClientError(
                     .invalidResponse, status: response.status,
                     "\(request.method) \(request.pathWithoutQuery): the server's pack carries no latestUST")
             }
-            let policy = configuration.conflictPolicy
+            return (page: pack, next: pack.hasMore ? latest : nil)
+        } apply: { (pack: DeltaPack) in
             let stamp = try await stamp()
             applied += try await store.transaction(for: account) { tx in
                 var applied = 0
@@ -305,11 +306,11 @@ public actor AquasyncClient {
                         applied += 1
                     }
                 }
-                try await tx.setMetadata(latest, AquasyncLocalRecords.latestUSTKey)
+                try await tx.setMetadata(pack.latestUST, AquasyncLocalRecords.latestUSTKey)
                 return applied
             }
-            if !pack.hasMore { return applied }
         }
+        return applied
     }
 
     /// Writes a pulled delta, as the journal's rules say (see the type's
@@ -407,40 +408,57 @@ public actor AquasyncClient {
             }
             return outgoing
         }
-        var start = 0
-        while start < outgoing.count {
-            let chunk = outgoing[start..<min(start + configuration.packSize, outgoing.count)]
-            var pack = DeltaPack(id: UUID().uuidString.lowercased())
-            for change in chunk { pack.models[change.model, default: []].append(change.delta) }
-            let request = SyncRequest(
-                method: .post, path: configuration.basePath, contentType: codec.primaryMediaType, accept: codec.primaryMediaType,
-                body: try codec.encode(pack.value(for: codec.features)))
-            let answer = try await endpoint.send(request, idempotent: true, as: SyncValue.self)
-            let refusals = DeltaPack.refusals(in: answer)
-            let refused: [RecordKey: String] = try await store.transaction(for: account) { tx in
-                // Nothing but this pack was written since this device's latestUST: it moves past the pack.
-                if case .integer(let before)? = answer["ustBefore"], case .integer(let latest)? = answer["latestUST"],
-                    try await tx.metadata(AquasyncLocalRecords.latestUSTKey) ?? 0 == before
-                {
-                    try await tx.setMetadata(latest, AquasyncLocalRecords.latestUSTKey)
-                }
-                var refused: [RecordKey: String] = [:]
-                try await tx.journal.prefetch(chunk.map(\.key))
-                for change in chunk {
-                    if let reason = refusals[change.key] {
-                        try await tx.journal.remove(change.key)
-                        refused[change.key] = reason
-                    } else {
-                        try await tx.journal.acknowledge(
-                            change.key, sequence: change.sequence,
-                            holding: StoredDelta.serverVersion(change.delta, model: change.model))
-                    }
-                }
-                return refused
+        // Each pack is sent while the answer to the one before is written down: the server stores pack
+        // N + 1 while the device records that it took pack N. Packs still go one after another.
+        let chunks = stride(from: 0, to: outgoing.count, by: configuration.packSize).map {
+            outgoing[$0..<min($0 + configuration.packSize, outgoing.count)]
+        }
+        var answered: (chunk: ArraySlice<Outgoing>, answer: SyncValue)?
+        for index in 0...chunks.count {
+            async let sending: SyncValue? = index < chunks.count ? send(chunks[index]) : Optional.none
+            if let (chunk, answer) = answered {
+                let refused = try await acknowledge(chunk, answer: answer)
+                report.refused.merge(refused) { _, new in new }
+                report.pushed += chunk.count - refused.count
             }
-            report.refused.merge(refused) { _, new in new }
-            report.pushed += chunk.count - refused.count
-            start += chunk.count
+            if let answer = try await sending { answered = (chunks[index], answer) } else { answered = nil }
+        }
+    }
+
+    /// Sends one pack of changes; the server's answer.
+    private nonisolated func send(_ chunk: ArraySlice<Outgoing>) async throws -> SyncValue {
+        var pack = DeltaPack(id: UUID().uuidString.lowercased())
+        for change in chunk { pack.models[change.model, default: []].append(change.delta) }
+        let request = SyncRequest(
+            method: .post, path: configuration.basePath, contentType: codec.primaryMediaType, accept: codec.primaryMediaType,
+            body: try codec.encode(pack.value(for: codec.features)))
+        return try await endpoint.send(request, idempotent: true, as: SyncValue.self)
+    }
+
+    /// Records the server's answer to a pack: taken changes are acknowledged in the journal, refused
+    /// ones leave it. Returns the refusals.
+    private func acknowledge(_ chunk: ArraySlice<Outgoing>, answer: SyncValue) async throws -> [RecordKey: String] {
+        let refusals = DeltaPack.refusals(in: answer)
+        return try await store.transaction(for: account) { tx in
+            // Nothing but this pack was written since this device's latestUST: it moves past the pack.
+            if case .integer(let before)? = answer["ustBefore"], case .integer(let latest)? = answer["latestUST"],
+                try await tx.metadata(AquasyncLocalRecords.latestUSTKey) ?? 0 == before
+            {
+                try await tx.setMetadata(latest, AquasyncLocalRecords.latestUSTKey)
+            }
+            var refused: [RecordKey: String] = [:]
+            try await tx.journal.prefetch(chunk.map(\.key))
+            for change in chunk {
+                if let reason = refusals[change.key] {
+                    try await tx.journal.remove(change.key)
+                    refused[change.key] = reason
+                } else {
+                    try await tx.journal.acknowledge(
+                        change.key, sequence: change.sequence,
+                        holding: StoredDelta.serverVersion(change.delta, model: change.model))
+                }
+            }
+            return refused
         }
     }
 }

@@ -27,10 +27,17 @@ struct SQLiteCommittedReads: CommittedReads {
         StoreError.wrapping(error, while: operation)
     }
 
-    /// Runs `query` and reads the account's revision on the same snapshot.
+    /// Runs `query` and reads the account's revision on the same snapshot, on the calling thread
+    /// (see ``SQLiteStore/readOnCallingThread(_:)``).
     private func read<T: Sendable>(
         _ account: AccountID, _ query: @escaping @Sendable (Database) throws -> T
     ) async throws -> (T, revision: Int64) {
-        try await database.read { db in (try query(db), try StoreQueries.revision(of: account, db)) }
+        try Self.readOnCallingThread(database) { db in (try query(db), try StoreQueries.revision(of: account, db)) }
+    }
+
+    /// Runs `body` on one snapshot of `database`, on the calling thread: a function that is not
+    /// `async`, so that GRDB's synchronous read is the one called.
+    static func readOnCallingThread<T>(_ database: any DatabaseReader, _ body: (Database) throws -> T) throws -> T {
+        try database.read(body)
     }
 }
