@@ -49,6 +49,10 @@ if [ -n "${SKIP_BUILD:-}" ]; then
     echo "== using the release builds in $bin (SKIP_BUILD)"
 else
 echo "== building anchorage and sync-load (release)"
+# This package builds the root package's targets by path, and SwiftPM keeps its build plan in
+# .build/release.yaml without always noticing a source file added to the root package (the build then
+# fails with "cannot find … in scope"); the plan is made again in seconds.
+rm -f "$here/.build/release.yaml"
 for product in anchorage sync-load; do
     if ! swift build -c release --product "$product" >"$work/build.log" 2>&1; then
         grep -E "error" "$work/build.log" | head -n 20 >&2

@@ -75,9 +75,9 @@ struct Records: AsyncParsableCommand {
             }
         }
 
-        /// Saves `records` (objects of a records file) in one transaction; `firstNumber` is the first
-        /// one's number in the file, for messages.
-        func save(_ records: [[String: SyncValue]], model: String, firstNumber: Int) async throws {
+        /// Saves `records` (objects of a records file) in one transaction of the open `store`;
+        /// `firstNumber` is the first one's number in the file, for messages.
+        func save(_ records: [[String: SyncValue]], model: String, firstNumber: Int, in store: any SyncStore) async throws {
             /// The id under `key`, when there is one, and refuses keys the stack does not know.
             func id(_ record: [String: SyncValue], _ index: Int, key: String, allowed: Set<String>) throws -> String? {
                 if let unknown = record.keys.sorted().first(where: { !allowed.contains($0) }) {
@@ -94,12 +94,13 @@ struct Records: AsyncParsableCommand {
                     let items = try records.enumerated().map { index, record in
                         (gid: try id(record, index, key: "gid", allowed: ["gid", "fields", "dirty"]), fields: fields(record))
                     }
-                    _ = try await withRecords { try await $0.save(model, items) }
+                    _ = try await AquasyncLocalRecords(store: store).save(model, items)
                 case .appsync:
                     let items = try records.enumerated().map { index, record in
                         (guid: try id(record, index, key: "guid", allowed: ["guid", "fields"]), fields: fields(record))
                     }
-                    _ = try await withAppSyncObjects(model) { client, type in try await client.save(type.name, items) }
+                    let (client, type) = try appSyncObjects(model, in: store)
+                    _ = try await client.save(type.name, items)
                 case .ota:
                     let items = try records.enumerated().map { index, record in
                         guard let entity = record["entity"]?.stringValue else {
@@ -110,7 +111,8 @@ struct Records: AsyncParsableCommand {
                             fields: fields(record)
                         )
                     }
-                    _ = try await withOTARecords { records, dataclass in try await records.save(dataclass: dataclass, items) }
+                    let (records, dataclass) = try await otaRecords(in: store)
+                    _ = try await records.save(dataclass: dataclass, items)
                 }
             } catch let error as AquasyncValidationError {
                 throw failure("records \(firstNumber)–\(firstNumber + records.count - 1): cannot save: \(error)", code: 65)
@@ -128,20 +130,30 @@ struct Records: AsyncParsableCommand {
         func withAppSyncObjects<Result: Sendable>(
             _ type: String, _ body: (AppSyncClient, AppSyncObjectType) async throws -> Result
         ) async throws -> Result {
-            let objectType = try AppSyncObjectType(argument: type)
-            return try await store.withStore { store in
-                let client = AppSyncClient(
-                    store: store, transport: NoNetwork(), codec: CodecChoice.json.codec, types: [objectType])
+            try await store.withStore { store in
+                let (client, objectType) = try appSyncObjects(type, in: store)
                 return try await body(client, objectType)
             }
+        }
+
+        /// An appSync client on the open `store` for the type `type` (`NAME` or `NAME:FIELD+FIELD`), which never syncs.
+        func appSyncObjects(_ type: String, in store: any SyncStore) throws -> (AppSyncClient, AppSyncObjectType) {
+            let objectType = try AppSyncObjectType(argument: type)
+            return (AppSyncClient(store: store, transport: NoNetwork(), codec: CodecChoice.json.codec, types: [objectType]), objectType)
         }
 
         /// Runs `body` with the device's OTA records and the dataclass to work on.
         func withOTARecords<Result: Sendable>(_ body: (OTADeviceRecords, String) async throws -> Result) async throws -> Result {
             try await store.withStore { store in
-                let account = try await DeviceSettings.otaAccount(user, in: store)
-                return try await body(OTADeviceRecords(store: store, account: account), dataclass ?? OTADefaults.dataclass)
+                let (records, dataclass) = try await otaRecords(in: store)
+                return try await body(records, dataclass)
             }
+        }
+
+        /// The device's OTA records in the open `store`, and the dataclass to work on.
+        func otaRecords(in store: any SyncStore) async throws -> (OTADeviceRecords, String) {
+            let account = try await DeviceSettings.otaAccount(user, in: store)
+            return (OTADeviceRecords(store: store, account: account), dataclass ?? OTADefaults.dataclass)
         }
     }
 
@@ -360,7 +372,7 @@ struct Records: AsyncParsableCommand {
                 them all.
 
                 The whole file is read and checked before anything is saved; records
-                are then saved 1,000 to a transaction, with a progress bar on a
+                are then saved 10,000 to a transaction, with a progress bar on a
                 terminal. If the store fails part way (a full disk), the records of the
                 transactions that committed stay, and the message says how many.
 
@@ -377,7 +389,7 @@ struct Records: AsyncParsableCommand {
         @OptionGroup var device: Device
 
         /// Records saved in one transaction.
-        static let batchSize = 1_000
+        static let batchSize = 10_000
 
         /// Checks the arguments: a model and a file, or with `--stack ota` a file.
         func validate() throws {
@@ -390,11 +402,14 @@ struct Records: AsyncParsableCommand {
             let progress = ImportProgress(total: records.count)
             var saved = 0
             do {
-                for start in stride(from: 0, to: records.count, by: Self.batchSize) {
-                    let batch = Array(records[start..<min(start + Self.batchSize, records.count)])
-                    try await device.save(batch, model: model, firstNumber: start + 1)
-                    saved += batch.count
-                    progress.show(saved)
+                // The store is opened once for the whole file; each batch is one transaction.
+                try await device.store.withStore { store in
+                    for start in stride(from: 0, to: records.count, by: Self.batchSize) {
+                        let batch = Array(records[start..<min(start + Self.batchSize, records.count)])
+                        try await device.save(batch, model: model, firstNumber: start + 1, in: store)
+                        saved += batch.count
+                        progress.show(saved)
+                    }
                 }
             } catch let error as ExitCode {
                 throw error

@@ -16,7 +16,7 @@ final class ServerProcess: Sendable {
     var pid: Int32 { process.processIdentifier }
 
     init(anchorage: String, store: String, accounts: [String]) throws {
-        let folder = NSTemporaryDirectory() + "sync-load-\(UUID().uuidString)"
+        let folder = temporaryPath("server", "d")
         try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
         let users = folder + "/users.txt"
         var file = UsersFile()

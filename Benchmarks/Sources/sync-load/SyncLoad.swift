@@ -25,6 +25,7 @@ import SyncSamples
 @main
 struct SyncLoad {
     static func main() async throws {
+        defer { try? FileManager.default.removeItem(atPath: scratchFolder) }
         let options = try Options(CommandLine.arguments)
         var results = Results()
         print("sync-load: \(ProcessInfo.processInfo.processorCount) cores, \(options.seconds) s a run, \(options.contacts) contacts")
@@ -303,8 +304,16 @@ struct BulkRun {
 
 func format(_ value: Double, _ digits: Int) -> String { String(format: "%.\(digits)f", value) }
 
+/// The folder every file of a run goes in (servers' stores and users, devices' stores, the import file);
+/// `main` removes it when the run ends.
+let scratchFolder: String = {
+    let folder = NSTemporaryDirectory() + "sync-load-\(UUID().uuidString)"
+    try? FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
+    return folder
+}()
+
 func temporaryPath(_ name: String, _ ext: String) -> String {
-    NSTemporaryDirectory() + "sync-load-\(name)-\(UUID().uuidString).\(ext)"
+    scratchFolder + "/\(name)-\(UUID().uuidString).\(ext)"
 }
 
 extension Duration {
