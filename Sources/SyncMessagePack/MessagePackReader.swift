@@ -155,7 +155,7 @@ struct MessagePackReader {
     @inline(__always)
     private func string(of token: anch_mp_token, at start: Int) throws(CodecError) -> String {
         let bytes = UnsafeBufferPointer(rebasing: input[token.payload..<token.payload + Int(token.length)])
-        guard let string = String(validating: bytes, as: UTF8.self) else {
+        guard let string = UTF8Validation.string(bytes) else {
             throw .malformedInput("a str of \(token.length) bytes is not valid UTF-8", offset: start)
         }
         return string

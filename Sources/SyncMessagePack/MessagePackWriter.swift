@@ -99,22 +99,3 @@ struct MessagePackWriter: ~Copyable {
         }
     }
 }
-
-/// The order of map keys in encoded dictionaries: by UTF-8 bytes (which is
-/// also by Unicode scalar values), so that equal values give equal bytes.
-enum KeyOrder {
-    /// Whether `lhs` sorts before `rhs` by UTF-8 bytes.
-    static func precedes(_ lhs: String, _ rhs: String) -> Bool {
-        let ordered = lhs.utf8.withContiguousStorageIfAvailable { left in
-            rhs.utf8.withContiguousStorageIfAvailable { right in
-                let common = min(left.count, right.count)
-                for index in 0..<common where left[index] != right[index] {
-                    return left[index] < right[index]
-                }
-                return left.count < right.count
-            }
-        }
-        if let ordered = ordered ?? nil { return ordered }
-        return lhs.utf8.lexicographicallyPrecedes(rhs.utf8)
-    }
-}

@@ -246,7 +246,7 @@ public final class SQLiteStore: ChangeNotifyingStore {
 
     // MARK: Commit
 
-    private func commit(_ outcome: BufferedTransaction<SQLiteCommittedReads>.Outcome, of account: AccountID) async throws {
+    private func commit(_ outcome: BufferedTransaction.Outcome, of account: AccountID) async throws {
         let writes = outcome.writes
         let expectedRevision = outcome.oldestRevisionRead
         try await withStoreErrors("committing a transaction of \(account)") {

@@ -70,22 +70,3 @@ struct JSONWriter {
         bytes.append(contentsOf: UnsafeBufferPointer(start: literal.utf8Start, count: literal.utf8CodeUnitCount))
     }
 }
-
-/// The order of keys in encoded objects: by UTF-8 bytes (which is also by
-/// Unicode scalar values), so that equal values give equal bytes everywhere.
-enum KeyOrder {
-    /// Whether `lhs` sorts before `rhs` by UTF-8 bytes.
-    static func precedes(_ lhs: String, _ rhs: String) -> Bool {
-        var lhs = lhs
-        var rhs = rhs
-        return lhs.withUTF8 { left in
-            rhs.withUTF8 { right in
-                let common = min(left.count, right.count)
-                for index in 0..<common where left[index] != right[index] {
-                    return left[index] < right[index]
-                }
-                return left.count < right.count
-            }
-        }
-    }
-}

@@ -33,7 +33,7 @@ package protocol CommittedReads: Sendable {
 /// commits only if the account's revision is still the one every read saw,
 /// so a transaction whose reads another process's commit invalidated runs
 /// again instead of committing on stale data.
-package final class BufferedTransaction<Reads: CommittedReads>: StoreTransaction {
+package final class BufferedTransaction: StoreTransaction {
     /// What a finished transaction hands to the store.
     package struct Outcome: Sendable {
         /// The writes to commit.
@@ -59,11 +59,11 @@ package final class BufferedTransaction<Reads: CommittedReads>: StoreTransaction
     }
 
     package let account: AccountID
-    private let reads: Reads
+    private let reads: any CommittedReads
     private let state = Mutex(State())
 
     /// A transaction on `account` that reads committed data through `reads`.
-    package init(account: AccountID, reads: Reads) {
+    package init(account: AccountID, reads: any CommittedReads) {
         self.account = account
         self.reads = reads
     }

@@ -17,7 +17,7 @@ import FoundationEssentials
 /// | 7 | date | 8 bytes: seconds since 2001-01-01 as IEEE 754 bits, little-endian |
 /// | 8 | data | length (varint), bytes |
 /// | 9 | array | count (varint), values |
-/// | 10 | dictionary | count (varint), then key (length, UTF-8) and value, keys in sorted order |
+/// | 10 | dictionary | count (varint), then key (length, UTF-8) and value, keys in the order of their UTF-8 bytes |
 ///
 /// Varints are unsigned LEB128. Dates and reals keep every bit, so a value
 /// reads back equal to the one written. Nesting deeper than ``maxDepth`` is
@@ -103,10 +103,9 @@ package enum StoredValueFormat {
         guard depth < maxDepth else { throw tooDeep() }
         bytes.append(Tag.dictionary.rawValue)
         writeVarint(UInt64(entries.count), to: &bytes)
-        for key in entries.keys.sorted() {
+        for (key, value) in entries.sorted(by: { KeyOrder.precedes($0.key, $1.key) }) {
             writeString(key, to: &bytes)
-            // The key comes from the dictionary itself, so the lookup always succeeds.
-            try write(entries[key] ?? .null, to: &bytes, depth: depth + 1)
+            try write(value, to: &bytes, depth: depth + 1)
         }
     }
 
@@ -201,8 +200,7 @@ package enum StoredValueFormat {
             case .dictionary:
                 guard depth < maxDepth else { throw corrupt("nesting deeper than \(maxDepth) levels") }
                 let count = try readCount()
-                var entries: [String: SyncValue] = [:]
-                entries.reserveCapacity(count)
+                var entries = [String: SyncValue](minimumCapacity: count)
                 for _ in 0..<count {
                     let key = try readString()
                     let value = try readValue(depth: depth + 1)
@@ -256,10 +254,13 @@ package enum StoredValueFormat {
         }
 
         private mutating func readString() throws(StoreError) -> String {
-            let utf8 = try readSlice(count: try readCount())
-            guard let string = String(validating: utf8, as: UTF8.self) else {
-                throw corrupt("a stored string is not valid UTF-8")
+            let count = try readCount()
+            let start = offset
+            offset += count
+            let string = bytes.withUnsafeBufferPointer { buffer in
+                UTF8Validation.string(UnsafeBufferPointer(rebasing: buffer[start..<(start + count)]))
             }
+            guard let string else { throw corrupt("a stored string is not valid UTF-8") }
             return string
         }
 

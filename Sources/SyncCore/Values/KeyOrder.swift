@@ -1,0 +1,19 @@
+/// The order of keys in encoded dictionaries: by UTF-8 bytes (which is also by
+/// Unicode scalar values), so that equal values give equal bytes in every codec.
+package enum KeyOrder {
+    /// Whether `lhs` sorts before `rhs` by UTF-8 bytes.
+    package static func precedes(_ lhs: String, _ rhs: String) -> Bool {
+        // Native strings keep their UTF-8 in contiguous storage: compare it in place.
+        let ordered = lhs.utf8.withContiguousStorageIfAvailable { left in
+            rhs.utf8.withContiguousStorageIfAvailable { right in
+                let common = min(left.count, right.count)
+                for index in 0..<common where left[index] != right[index] {
+                    return left[index] < right[index]
+                }
+                return left.count < right.count
+            }
+        }
+        if let ordered = ordered ?? nil { return ordered }
+        return lhs.utf8.lexicographicallyPrecedes(rhs.utf8)
+    }
+}
