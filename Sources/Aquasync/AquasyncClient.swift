@@ -266,11 +266,17 @@ public actor AquasyncClient {
     /// - Returns: How many server versions were written locally.
     private func carryOutAnswers() async throws -> Int {
         try await records.adoptLegacyDirtyRecords()
+        let answered = try await store.journalEntries(for: account) { entry in
+            entry.answer != nil && entry.remote != nil && StoredDelta.model(of: entry.key.collection) != nil
+        }
+        guard !answered.isEmpty else { return 0 }
         let stamp = try await stamp()
         return try await store.transaction(for: account) { tx in
             var written = 0
-            for entry in try await tx.journal.entries() {
-                guard let answer = entry.answer, let remote = entry.remote,
+            try await tx.journal.prefetch(answered.map(\.key))
+            for key in answered.map(\.key) {
+                // Read again in this transaction: the answer may have changed since the scan.
+                guard let entry = try await tx.journal.entry(for: key), let answer = entry.answer, let remote = entry.remote,
                     let model = StoredDelta.model(of: entry.key.collection)
                 else { continue }
                 if try await Self.carryOut(answer, of: entry, remote: remote, model: model, stamp: stamp, in: tx) {
@@ -397,36 +403,45 @@ public actor AquasyncClient {
     }
 
     private func runPush(into report: inout Report) async throws {
-        let outgoing: [Outgoing] = try await store.transaction(for: account) { tx in
-            var outgoing: [Outgoing] = []
-            let ready = try await tx.journal.entries().filter(\.isReadyToSend)
+        // The journal is read a pack at a time, and each pack is sent while the answer to the one before
+        // is written down: the server stores pack N + 1 while the device records that it took pack N.
+        // Packs still go one after another, and the device holds two packs at most, however many changes wait.
+        var after: RecordKey?
+        var more = true
+        var answered: (chunk: [Outgoing], answer: SyncValue)?
+        while more || answered != nil {
+            let chunk: [Outgoing]
+            if more { (chunk, after, more) = try await readyChanges(after: after) } else { chunk = [] }
+            async let sending: SyncValue? = chunk.isEmpty ? Optional.none : send(chunk)
+            if let (previous, answer) = answered {
+                let refused = try await acknowledge(previous, answer: answer)
+                report.refused.merge(refused) { _, new in new }
+                report.pushed += previous.count - refused.count
+            }
+            if let answer = try await sending { answered = (chunk, answer) } else { answered = nil }
+        }
+    }
+
+    /// The journal's changes of Aquasync records that are ready to send, from a pack's worth of entries
+    /// after the entry of `key`; the key the next read starts after, and whether more entries may follow.
+    private func readyChanges(after key: RecordKey?) async throws -> (changes: [Outgoing], last: RecordKey?, more: Bool) {
+        let limit = configuration.packSize
+        return try await store.transaction(for: account) { tx in
+            let entries = try await tx.journal.entries(after: key, limit: limit)
+            let ready = entries.filter { $0.isReadyToSend && StoredDelta.model(of: $0.key.collection) != nil }
             let records = try await tx.records(at: ready.map(\.key))
+            var changes: [Outgoing] = []
             for entry in ready {
                 guard let model = StoredDelta.model(of: entry.key.collection), let stored = records[entry.key] else { continue }
-                outgoing.append(
+                changes.append(
                     Outgoing(model: model, delta: try StoredDelta.delta(stored).withoutUST, key: entry.key, sequence: entry.sequence))
             }
-            return outgoing
-        }
-        // Each pack is sent while the answer to the one before is written down: the server stores pack
-        // N + 1 while the device records that it took pack N. Packs still go one after another.
-        let chunks = stride(from: 0, to: outgoing.count, by: configuration.packSize).map {
-            outgoing[$0..<min($0 + configuration.packSize, outgoing.count)]
-        }
-        var answered: (chunk: ArraySlice<Outgoing>, answer: SyncValue)?
-        for index in 0...chunks.count {
-            async let sending: SyncValue? = index < chunks.count ? send(chunks[index]) : Optional.none
-            if let (chunk, answer) = answered {
-                let refused = try await acknowledge(chunk, answer: answer)
-                report.refused.merge(refused) { _, new in new }
-                report.pushed += chunk.count - refused.count
-            }
-            if let answer = try await sending { answered = (chunks[index], answer) } else { answered = nil }
+            return (changes, entries.last?.key ?? key, entries.count == limit)
         }
     }
 
     /// Sends one pack of changes; the server's answer.
-    private nonisolated func send(_ chunk: ArraySlice<Outgoing>) async throws -> SyncValue {
+    private nonisolated func send(_ chunk: [Outgoing]) async throws -> SyncValue {
         var pack = DeltaPack(id: UUID().uuidString.lowercased())
         for change in chunk { pack.models[change.model, default: []].append(change.delta) }
         let request = SyncRequest(
@@ -437,7 +452,7 @@ public actor AquasyncClient {
 
     /// Records the server's answer to a pack: taken changes are acknowledged in the journal, refused
     /// ones leave it. Returns the refusals.
-    private func acknowledge(_ chunk: ArraySlice<Outgoing>, answer: SyncValue) async throws -> [RecordKey: String] {
+    private func acknowledge(_ chunk: [Outgoing], answer: SyncValue) async throws -> [RecordKey: String] {
         let refusals = DeltaPack.refusals(in: answer)
         return try await store.transaction(for: account) { tx in
             // Nothing but this pack was written since this device's latestUST: it moves past the pack.

@@ -39,6 +39,34 @@ struct SyncJournalTests {
         #expect(try await entry() == second)
     }
 
+    @Test("entries read page by page come in key order, each once, skipping removed ones")
+    func entriesInPages() async throws {
+        let keys = (1...7).map { RecordKey(collection: "notes", id: RecordID("n\($0)")) }
+        try await store.transaction(for: account) { tx in
+            for key in keys {
+                let local = SyncRecord(
+                    collection: key.collection, id: key.id, fields: ["text": "x"], isDeleted: false,
+                    version: RecordVersion(modifiedAt: Date(timeIntervalSince1970: 1), node: "device"))
+                _ = try await tx.journal.recordLocalChange(.add, local: local, at: local.version.modifiedAt, basedOn: nil)
+            }
+            try await tx.journal.remove(keys[1])
+            try await tx.journal.remove(keys[2])
+        }
+        var read: [RecordKey] = []
+        var pages = 0
+        var after: RecordKey?
+        while true {
+            let start = after
+            let page = try await store.transaction(for: account) { tx in try await tx.journal.entries(after: start, limit: 2) }
+            pages += 1
+            read += page.map(\.key)
+            guard page.count == 2 else { break }
+            after = page.last?.key
+        }
+        #expect(read == [keys[0], keys[3], keys[4], keys[5], keys[6]])
+        #expect(pages == 3)
+    }
+
     @Test("actions on one item fold into one", arguments: [
         (JournalAction.add, JournalAction.modify, JournalAction.add), (.add, .delete, .delete),
         (.delete, .add, .modify), (.modify, .delete, .delete), (.modify, .move, .move),

@@ -111,6 +111,25 @@ public struct SyncJournal: Sendable {
         return entries
     }
 
+    /// Up to `limit` pending entries in key order, after the entry of `key` (from the first when `nil`):
+    /// a sync that sends many changes reads them page by page, passing the last entry's key, so that
+    /// it never holds the whole journal in memory. Fewer than `limit` entries means the end.
+    /// - Throws: ``StoreError``.
+    public func entries(after key: RecordKey?, limit: Int) async throws -> [JournalEntry] {
+        let limit = max(1, limit)
+        var entries: [JournalEntry] = []
+        var cursor = key.map { Self.entryKey($0).id }
+        while entries.count < limit {
+            let wanted = limit - entries.count
+            // Removed entries stay as deletions in the journal's collection; they are read and skipped.
+            let page = try await transaction.records(in: Self.collection, after: cursor, limit: wanted)
+            for stored in page where !stored.record.isDeleted { entries.append(try JournalEntryFormat.entry(stored.record)) }
+            guard page.count == wanted, let last = page.last else { break }  // a short page is the end
+            cursor = last.record.id
+        }
+        return entries
+    }
+
     /// The conflicts waiting for the application's answer, in key order.
     /// - Throws: ``StoreError``.
     public func openConflicts() async throws -> [SyncConflict] {
@@ -213,7 +232,27 @@ extension SyncStore {
     /// The conflicts of `account` waiting for the application's answer, in key order.
     /// - Throws: ``StoreError``.
     public func openConflicts(for account: AccountID) async throws -> [SyncConflict] {
-        try await transaction(for: account) { tx in try await tx.journal.openConflicts() }
+        try await journalEntries(for: account) { SyncConflict($0) != nil }.compactMap(SyncConflict.init)
+    }
+
+    /// The pending journal entries of `account` that `isIncluded` keeps, in key order.
+    ///
+    /// The journal is read a thousand entries at a time, each page in a transaction of its own, so a
+    /// device with a hundred thousand changes waiting never holds them all in memory to find the few it
+    /// looks for. The pages are not one snapshot: an entry written meanwhile may be missed or seen.
+    /// - Throws: ``StoreError``.
+    public func journalEntries(
+        for account: AccountID, where isIncluded: @escaping @Sendable (JournalEntry) -> Bool
+    ) async throws -> [JournalEntry] {
+        var kept: [JournalEntry] = []
+        var after: RecordKey?
+        while true {
+            let start = after
+            let page = try await transaction(for: account) { tx in try await tx.journal.entries(after: start, limit: 1_000) }
+            kept += page.filter(isIncluded)
+            guard page.count == 1_000, let last = page.last else { return kept }
+            after = last.key
+        }
     }
 
     /// Records the application's answer to the open conflict `id` (``SyncConflict/id``,
