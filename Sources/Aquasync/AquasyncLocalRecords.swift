@@ -124,7 +124,13 @@ public struct AquasyncLocalRecords: Sendable {
     private func write(_ model: String, _ writes: [(gid: String, fields: [String: SyncValue], isDeleted: Bool)]) async throws {
         let token = try await deviceToken()
         let now = clock.now()
+        let (store, account) = (store, account)
         try await store.transaction(for: account) { tx in
+            // The first write to an account that holds nothing: no earlier version of the library wrote
+            // here, so there are no dirty marks to adopt, and the first sync need not scan for them.
+            if try await tx.metadata(Self.legacyDirtyAdopted) != true, try await store.latestPosition(for: account) == .start {
+                try await tx.setMetadata(true, Self.legacyDirtyAdopted)
+            }
             let keys = writes.map { StoredDelta.key(model, $0.gid) }
             try await tx.prefetch(keys)
             try await tx.journal.prefetch(keys)
