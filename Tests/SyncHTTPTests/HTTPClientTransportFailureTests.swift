@@ -1,5 +1,8 @@
 import AsyncHTTPClient
 import Foundation
+#if canImport(Glibc)
+import Glibc
+#endif
 import SyncCore
 import SyncHTTP
 import SyncTesting
@@ -40,20 +43,40 @@ struct HTTPClientTransportFailureTests {
         }
     }
 
+    /// A loopback port bound by a socket that never listens, for as long as `body` runs: a connection
+    /// to it is refused, and no server the other tests start can take the port meanwhile (a port a
+    /// server has just let go of can be handed to the next one that binds port 0).
+    static func withRefusingPort<Result>(_ body: (URL) async throws -> Result) async throws -> Result {
+        let descriptor = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        try #require(descriptor >= 0, "socket() failed")
+        defer { close(descriptor) }
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+        let bound = withUnsafeMutablePointer(to: &address) { pointer in
+            pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) { socketAddress in
+                bind(descriptor, socketAddress, length) == 0 && getsockname(descriptor, socketAddress, &length) == 0
+            }
+        }
+        try #require(bound, "bind() to a loopback port failed")
+        return try await body(try #require(URL(string: "http://127.0.0.1:\(UInt16(bigEndian: address.sin_port))")))
+    }
+
     @Test("a refused connection is a connection-failed TransportError")
     func connectionRefused() async throws {
-        // The address of a server that has just shut down: nothing listens there any more.
-        let closedURL = try await Self.withServer(EchoService()) { $0 }
-        // AsyncHTTPClient retries a refused connection until the deadline, and then reports either the
-        // refusal or the deadline, whichever its event loop sees first; a client that does not retry
-        // reports the refusal itself, every time.
-        var once = HTTPClient.Configuration()
-        once.connectionPool.retryConnectionEstablishment = false
-        let transport = HTTPClientTransport(
-            baseURL: closedURL, configuration: .init(timeout: .seconds(30)), clientConfiguration: once)
-        let error = await #expect(throws: TransportError.self) { try await transport.send(Self.ping) }
-        try await transport.shutdown()
-        #expect(error?.code == .connectionFailed)
+        try await Self.withRefusingPort { closedURL in
+            // AsyncHTTPClient retries a refused connection until the deadline, and then reports either the
+            // refusal or the deadline, whichever its event loop sees first; a client that does not retry
+            // reports the refusal itself, every time.
+            var once = HTTPClient.Configuration()
+            once.connectionPool.retryConnectionEstablishment = false
+            let transport = HTTPClientTransport(
+                baseURL: closedURL, configuration: .init(timeout: .seconds(30)), clientConfiguration: once)
+            let error = await #expect(throws: TransportError.self) { try await transport.send(Self.ping) }
+            try await transport.shutdown()
+            #expect(error?.code == .connectionFailed)
+        }
     }
 
     @Test("a transport with its own client works until shutdown(), then fails with TransportError")
