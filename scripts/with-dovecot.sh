@@ -11,14 +11,16 @@
 #   scripts/with-dovecot.sh --stop DIRECTORY
 #       Stops the server started in DIRECTORY and removes DIRECTORY.
 #   scripts/with-dovecot.sh --add-user DIRECTORY NAME PASSWORD [PUSH_URL PUSH_USER PUSH_PASSWORD]
-#       Adds an IMAP user (the server rereads its users file at the next login). With PUSH_URL, the push hook
+#       Adds an IMAP user, who can log in at once. With PUSH_URL, the push hook
 #       posts that user's changes to PUSH_URL (the push server's /push/mail) with HTTP Basic PUSH_USER:PUSH_PASSWORD.
 #
 # The server listens on 127.0.0.1 only, on a free port chosen at random, IMAP with STARTTLS (a self-signed
 # certificate for 127.0.0.1 and localhost, DIRECTORY/tls/cert.pem) and, on loopback, LOGIN and AUTHENTICATE PLAIN
 # without it too. It has one user at the start, `anchorage` with the password `anchorage`. Mail lives in
-# DIRECTORY/home/USER/Maildir, the configuration is DIRECTORY/dovecot.conf, the users DIRECTORY/users (lines
-# "NAME:{PLAIN}PASSWORD::::::EXTRA", where EXTRA may set userdb_push_lua_url, _user and _password), the
+# DIRECTORY/home/USER/Maildir, the configuration is DIRECTORY/dovecot.conf, each user in a file of its own,
+# DIRECTORY/users.d/NAME (one line "NAME:{PLAIN}PASSWORD::::::EXTRA", where EXTRA may set userdb_push_lua_url,
+# _user and _password: one file a user, because Dovecot looks at a users file at most once a second, so a user
+# added to a shared file can be refused for up to a second while other logins go on), the
 # log DIRECTORY/dovecot.log. Every process runs as one unprivileged user: as root, `nobody` (the files are
 # given to it); otherwise the caller. The push hook is scripts/dovecot/anchorage-push.lua, copied into DIRECTORY.
 # The server is found as DOVECOT_BIN, else /usr/sbin/dovecot (scripts/install-deps.sh --dovecot installs it, as
@@ -89,11 +91,11 @@ first_valid_gid = $(id -g "$user")
 
 passdb {
   driver = passwd-file
-  args = scheme=PLAIN username_format=%n $directory/users
+  args = scheme=PLAIN username_format=%n $directory/users.d/%n
 }
 userdb {
   driver = passwd-file
-  args = username_format=%n $directory/users
+  args = username_format=%n $directory/users.d/%n
   default_fields = uid=$user gid=$group home=$directory/home/%n
 }
 mail_location = maildir:~/Maildir
@@ -136,12 +138,16 @@ CONF
 
 add_user() {
     local directory="$1" name="$2" password="$3" url="${4:-}" push_user="${5:-}" push_password="${6:-}"
-    [ -f "$directory/users" ] || die "$directory has no server (no users file)"
+    [ -d "$directory/users.d" ] || die "$directory has no server (no users.d folder)"
     case "$name$password$push_user$push_password" in *[:\ ]*) die "user names and passwords must have no ':' or space";; esac
+    case "$name" in ""|.*|*/*) die "a user name must not be empty, start with '.' or have a '/'";; esac
     case "$url" in *\ *) die "the push address must have no space";; esac
     local extra=""
     [ -z "$url" ] || extra="userdb_push_lua_url=$url userdb_push_lua_user=$push_user userdb_push_lua_password=$push_password"
-    echo "$name:{PLAIN}$password::::::$extra" >>"$directory/users"
+    # Written whole, then renamed into place: the server never reads half a line.
+    echo "$name:{PLAIN}$password::::::$extra" >"$directory/users.d/.$name.new"
+    chmod 644 "$directory/users.d/.$name.new"
+    mv "$directory/users.d/.$name.new" "$directory/users.d/$name"
 }
 
 start_server() {
@@ -158,10 +164,12 @@ start_server() {
         -addext "subjectAltName=IP:127.0.0.1,DNS:localhost" -addext "basicConstraints=critical,CA:TRUE" \
         -keyout "$directory/tls/key.pem" -out "$directory/tls/cert.pem" >/dev/null 2>&1 \
         || die "openssl could not make the server's certificate"
-    echo "$imap_user:{PLAIN}$imap_password::::::" >"$directory/users"
+    mkdir -p "$directory/users.d"
+    echo "$imap_user:{PLAIN}$imap_password::::::" >"$directory/users.d/$imap_user"
     : >"$directory/dovecot.log"
     chmod 755 "$directory"
-    chmod 644 "$directory/users" "$directory/anchorage-push.lua"
+    chmod 755 "$directory/users.d"
+    chmod 644 "$directory/users.d/$imap_user" "$directory/anchorage-push.lua"
     if [ "$(id -u)" -eq 0 ]; then
         chown -R nobody:"$(id -gn nobody)" "$directory"
     fi

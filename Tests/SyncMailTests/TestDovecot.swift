@@ -22,8 +22,6 @@ enum TestDovecot {
     private static let started = MadeOnce { await findOrStart() }
 
     nonisolated(unsafe) private static var ownedDirectory: String?
-    private static let usersLock = NSLock()
-    nonisolated(unsafe) private static var usersChanges = 0
 
     static var script: String {
         URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
@@ -70,17 +68,9 @@ enum TestDovecot {
         if let push {
             line += "userdb_push_lua_url=\(push.absoluteString) userdb_push_lua_user=dovecot userdb_push_lua_password=secret"
         }
-        try usersLock.withLock {
-            let path = server.directory + "/users"
-            let handle = try FileHandle(forWritingTo: URL(fileURLWithPath: path))
-            try handle.seekToEnd()
-            try handle.write(contentsOf: Data((line + "\n").utf8))
-            try handle.close()
-            // Dovecot rereads the file when its time changes, to the second: give every change a time of its own.
-            usersChanges += 1
-            try FileManager.default.setAttributes(
-                [.modificationDate: Date(timeIntervalSince1970: 1_000_000_000 + Double(usersChanges))], ofItemAtPath: path)
-        }
+        // A file of the user's own (see scripts/with-dovecot.sh), written whole and renamed into place.
+        try Data((line + "\n").utf8).write(
+            to: URL(fileURLWithPath: server.directory + "/users.d/" + user), options: .atomic)
         return IMAPAccount(host: "127.0.0.1", port: server.port, user: user, password: "secret", security: .none)
     }
 }

@@ -47,10 +47,8 @@ struct MailLatency {
         // A user of this run, whose changes Dovecot's hook posts to the push server.
         let user = "bench" + UUID().uuidString.prefix(8).lowercased()
         let line = "\(user):{PLAIN}secret::::::userdb_push_lua_url=\(server.absoluteString)/push/mail userdb_push_lua_user=dovecot userdb_push_lua_password=secret\n"
-        let handle = try FileHandle(forWritingTo: URL(fileURLWithPath: directory + "/users"))
-        try handle.seekToEnd()
-        try handle.write(contentsOf: Data(line.utf8))
-        try handle.close()
+        // A users file of its own (see scripts/with-dovecot.sh), written whole and renamed into place.
+        try Data(line.utf8).write(to: URL(fileURLWithPath: directory + "/users.d/" + user), options: .atomic)
         let account = IMAPAccount(host: "127.0.0.1", port: port, user: user, password: "secret", security: .none)
 
         let a = NotesMailbox(account: account, store: try SQLiteStore.inMemory(), device: "a")
