@@ -263,11 +263,6 @@ private struct Server: Sendable {
     }
 }
 
-/// Why a ``SilentListener`` could not listen.
-private struct SocketError: Error, CustomStringConvertible {
-    var description: String
-}
-
 /// A loopback TCP port that counts the connections made to it and closes each at once:
 /// proof that a command did not contact a server there.
 private final class SilentListener: Sendable {
@@ -281,28 +276,7 @@ private final class SilentListener: Sendable {
     }
 
     init() throws {
-        #if canImport(Darwin)
-        let stream = SOCK_STREAM
-        #else
-        let stream = Int32(SOCK_STREAM.rawValue)
-        #endif
-        let fd = socket(AF_INET, stream, 0)
-        guard fd >= 0 else { throw SocketError(description: "socket: \(String(cString: strerror(errno)))") }
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        address.sin_addr.s_addr = inet_addr("127.0.0.1")
-        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
-        let bound = withUnsafeMutablePointer(to: &address) { pointer in
-            pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) { generic in
-                bind(fd, generic, length) == 0 && listen(fd, 16) == 0 && getsockname(fd, generic, &length) == 0
-            }
-        }
-        guard bound else {
-            close(fd)
-            throw SocketError(description: "cannot listen on loopback: \(String(cString: strerror(errno)))")
-        }
-        socketFD = fd
-        port = Int(UInt16(bigEndian: address.sin_port))
+        (socketFD, port) = try LoopbackSocket.bind(listening: true)
     }
 
     /// Accepts and closes connections on a thread of its own until ``stop()``; returns at once.

@@ -1,11 +1,9 @@
 import AsyncHTTPClient
 import Foundation
-#if canImport(Glibc)
-import Glibc
-#endif
 import SyncCore
 import SyncHTTP
 import SyncTesting
+import TestSupport
 import Testing
 
 @Suite("HTTPClientTransport: failures to get an answer, and the client's lifetime")
@@ -47,20 +45,9 @@ struct HTTPClientTransportFailureTests {
     /// to it is refused, and no server the other tests start can take the port meanwhile (a port a
     /// server has just let go of can be handed to the next one that binds port 0).
     static func withRefusingPort<Result>(_ body: (URL) async throws -> Result) async throws -> Result {
-        let descriptor = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-        try #require(descriptor >= 0, "socket() failed")
+        let (descriptor, port) = try LoopbackSocket.bind(listening: false)
         defer { close(descriptor) }
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        address.sin_addr.s_addr = inet_addr("127.0.0.1")
-        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
-        let bound = withUnsafeMutablePointer(to: &address) { pointer in
-            pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) { socketAddress in
-                bind(descriptor, socketAddress, length) == 0 && getsockname(descriptor, socketAddress, &length) == 0
-            }
-        }
-        try #require(bound, "bind() to a loopback port failed")
-        return try await body(try #require(URL(string: "http://127.0.0.1:\(UInt16(bigEndian: address.sin_port))")))
+        return try await body(try #require(URL(string: "http://127.0.0.1:\(port)")))
     }
 
     @Test("a refused connection is a connection-failed TransportError")
