@@ -331,17 +331,10 @@ public actor AppSyncClient {
     /// Carries out the answers the application gave to conflicts of `type`.
     private func carryOutAnswers(_ type: AppSyncObjectType) async throws {
         let collection = StoredObject.collection(type.name)
-        let answered = try await store.journalEntries(for: account) { $0.key.collection == collection && $0.answer != nil }
-        guard !answered.isEmpty else { return }
         let time = configuration.clock.now()
-        try await store.transaction(for: account) { tx in
-            try await tx.journal.prefetch(answered.map(\.key))
-            for key in answered.map(\.key) {
-                // Read again in this transaction: the answer may have changed since the scan.
-                if let entry = try await tx.journal.entry(for: key), let answer = entry.answer {
-                    try await Self.carryOut(answer, for: entry, type: type, at: time, in: tx)
-                }
-            }
+        _ = try await store.carryOutAnswers(for: account) { $0.key.collection == collection } with: { entry, answer, tx in
+            try await Self.carryOut(answer, for: entry, type: type, at: time, in: tx)
+            return true
         }
     }
 

@@ -266,24 +266,12 @@ public actor AquasyncClient {
     /// - Returns: How many server versions were written locally.
     private func carryOutAnswers() async throws -> Int {
         try await records.adoptLegacyDirtyRecords()
-        let answered = try await store.journalEntries(for: account) { entry in
-            entry.answer != nil && entry.remote != nil && StoredDelta.model(of: entry.key.collection) != nil
-        }
-        guard !answered.isEmpty else { return 0 }
         let stamp = try await stamp()
-        return try await store.transaction(for: account) { tx in
-            var written = 0
-            try await tx.journal.prefetch(answered.map(\.key))
-            for key in answered.map(\.key) {
-                // Read again in this transaction: the answer may have changed since the scan.
-                guard let entry = try await tx.journal.entry(for: key), let answer = entry.answer, let remote = entry.remote,
-                    let model = StoredDelta.model(of: entry.key.collection)
-                else { continue }
-                if try await Self.carryOut(answer, of: entry, remote: remote, model: model, stamp: stamp, in: tx) {
-                    written += 1
-                }
-            }
-            return written
+        return try await store.carryOutAnswers(for: account) { entry in
+            entry.remote != nil && StoredDelta.model(of: entry.key.collection) != nil
+        } with: { entry, answer, tx in
+            guard let remote = entry.remote, let model = StoredDelta.model(of: entry.key.collection) else { return false }
+            return try await Self.carryOut(answer, of: entry, remote: remote, model: model, stamp: stamp, in: tx)
         }
     }
 

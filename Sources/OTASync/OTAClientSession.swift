@@ -49,8 +49,8 @@ struct OTAClientSession {
             conflicts: incoming.conflicts)
         for (uri, sync) in syncs { report.modes[uri] = sync.mode }
         let synced = Set(client.dataclasses.map { CollectionID($0) })
-        report.openConflicts = try await store.transaction { tx in
-            try await tx.journal.openConflicts().filter { $0.awaitsAnswer && synced.contains($0.key.collection) }.count
+        report.openConflicts = try await store.store.openConflicts(for: store.account).count {
+            $0.awaitsAnswer && synced.contains($0.key.collection)
         }
         report.refused = incoming.refused
         return report

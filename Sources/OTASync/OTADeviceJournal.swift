@@ -152,12 +152,11 @@ struct OTADeviceJournal {
 
     /// Carries out every answered conflict of the dataclass (a sync does it first), in one transaction.
     func carryOutAnswers(in store: AccountStore) async throws {
-        try await store.transaction { tx in
-            for entry in try await tx.journal.entries(in: [collection]) {
-                guard let answer = entry.answer else { continue }
-                let entity = Self.entity(of: try await tx.record(entry.key)?.record)
-                try await carryOut(entry, answer, entity: entity, in: tx)
-            }
+        let collection = collection
+        _ = try await store.store.carryOutAnswers(for: store.account) { $0.key.collection == collection } with: { entry, answer, tx in
+            let entity = Self.entity(of: try await tx.record(entry.key)?.record)
+            try await carryOut(entry, answer, entity: entity, in: tx)
+            return true
         }
     }
 }

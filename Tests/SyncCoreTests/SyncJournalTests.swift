@@ -67,6 +67,33 @@ struct SyncJournalTests {
         #expect(pages == 3)
     }
 
+    @Test("answers are carried out in one transaction for the answered conflicts only, each read again")
+    func carryOutAnswers() async throws {
+        let keys = (1...3).map { RecordKey(collection: "notes", id: RecordID("n\($0)")) }
+        try await store.transaction(for: account) { tx in
+            for key in keys {
+                let local = SyncRecord(
+                    collection: key.collection, id: key.id, fields: ["text": "mine"], isDeleted: false,
+                    version: RecordVersion(modifiedAt: Date(timeIntervalSince1970: 1), node: "device"))
+                _ = try await tx.journal.recordLocalChange(.modify, local: local, at: local.version.modifiedAt, basedOn: nil)
+                let remote = SyncRecord(
+                    collection: key.collection, id: key.id, fields: ["text": "theirs"], isDeleted: false,
+                    version: RecordVersion(modifiedAt: Date(timeIntervalSince1970: 2), node: "server"))
+                try await tx.journal.openConflict(key, remote: ServerVersion(record: remote))
+            }
+            try await tx.journal.answer(keys[0], with: .takeTheirs)
+            try await tx.journal.answer(keys[2], with: .keepMine)
+        }
+        let written = try await store.carryOutAnswers(for: account) { $0.key != keys[2] } with: { entry, answer, tx in
+            #expect(entry.key == keys[0] && answer == .takeTheirs)
+            try await tx.journal.remove(entry.key)
+            return true
+        }
+        #expect(written == 1)
+        let left = try await store.openConflicts(for: account).map(\.key)
+        #expect(left == [keys[1], keys[2]])
+    }
+
     @Test("actions on one item fold into one", arguments: [
         (JournalAction.add, JournalAction.modify, JournalAction.add), (.add, .delete, .delete),
         (.delete, .add, .modify), (.modify, .delete, .delete), (.modify, .move, .move),

@@ -235,6 +235,30 @@ extension SyncStore {
         try await journalEntries(for: account) { SyncConflict($0) != nil }.compactMap(SyncConflict.init)
     }
 
+    /// Carries out, in one transaction, the application's answers to the conflicts of `account` that
+    /// `isIncluded` keeps: `carryOut` gets each answered entry, read again in that transaction, with
+    /// its answer, and says whether it wrote the server's version locally. The answered entries are
+    /// found by paging through the journal (``journalEntries(for:where:)``); with none, no transaction runs.
+    /// - Returns: How many times `carryOut` wrote the server's version.
+    /// - Throws: What `carryOut` throws (nothing is carried out), or ``StoreError``.
+    public func carryOutAnswers(
+        for account: AccountID, where isIncluded: @escaping @Sendable (JournalEntry) -> Bool,
+        with carryOut: @escaping @Sendable (JournalEntry, ConflictAnswer, any StoreTransaction) async throws -> Bool
+    ) async throws -> Int {
+        let keys = try await journalEntries(for: account) { $0.answer != nil && isIncluded($0) }.map(\.key)
+        guard !keys.isEmpty else { return 0 }
+        return try await transaction(for: account) { tx in
+            try await tx.journal.prefetch(keys)
+            var written = 0
+            for key in keys {
+                // Read again in this transaction: the answer may have changed since the scan.
+                guard let entry = try await tx.journal.entry(for: key), let answer = entry.answer, isIncluded(entry) else { continue }
+                if try await carryOut(entry, answer, tx) { written += 1 }
+            }
+            return written
+        }
+    }
+
     /// The pending journal entries of `account` that `isIncluded` keeps, in key order.
     ///
     /// The journal is read a thousand entries at a time, each page in a transaction of its own, so a
