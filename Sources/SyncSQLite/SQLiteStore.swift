@@ -193,7 +193,7 @@ public final class SQLiteStore: ChangeNotifyingStore {
             throw StoreError(.invalidArgument, "changes: limit must be at least 1, got \(limit)")
         }
         return try withStoreErrors("reading the changes of \(account)") {
-            try readOnCallingThread { db in
+            try readOnCallingThread(database) { db in
                 try StoreQueries.changes(of: account, after: position, in: collections, limit: limit, db)
             }
         }
@@ -203,7 +203,7 @@ public final class SQLiteStore: ChangeNotifyingStore {
     /// - Throws: ``SyncCore/StoreError`` when the database cannot be read.
     public func latestPosition(for account: AccountID) async throws -> ChangePosition {
         try withStoreErrors("reading the latest position of \(account)") {
-            try readOnCallingThread { db in try StoreQueries.latestPosition(of: account, db) }
+            try readOnCallingThread(database) { db in try StoreQueries.latestPosition(of: account, db) }
         }
     }
 
@@ -212,16 +212,6 @@ public final class SQLiteStore: ChangeNotifyingStore {
     /// the same file are not announced.
     public func changeNotifications() async throws -> AsyncStream<StoreChange> {
         announcer.changes()
-    }
-
-    /// Runs a read on one snapshot, on the calling thread.
-    ///
-    /// A store read is short: it looks up rows through an index and decodes them. Handing it to a
-    /// reader's dispatch queue and back (GRDB's `async` read) costs two thread switches, which were
-    /// most of a small sync request's time on the server. Readers never wait for the writer in
-    /// write-ahead-log mode, so the calling thread waits only for SQLite itself.
-    func readOnCallingThread<T>(_ body: (Database) throws -> T) throws -> T {
-        try SQLiteCommittedReads.readOnCallingThread(database, body)
     }
 
     // MARK: Maintenance

@@ -22,6 +22,13 @@ struct SyncJournalTests {
         }
     }
 
+    /// A version of `key` with `text`, made by `node` at `seconds`.
+    func version(of key: RecordKey, _ text: String, at seconds: Double, node: PeerID) -> SyncRecord {
+        SyncRecord(
+            collection: key.collection, id: key.id, fields: ["text": .string(text)], isDeleted: false,
+            version: RecordVersion(modifiedAt: Date(timeIntervalSince1970: seconds), node: node))
+    }
+
     func entry() async throws -> JournalEntry? {
         try await store.transaction(for: account) { tx in try await tx.journal.entry(for: key) }
     }
@@ -44,9 +51,7 @@ struct SyncJournalTests {
         let keys = (1...7).map { RecordKey(collection: "notes", id: RecordID("n\($0)")) }
         try await store.transaction(for: account) { tx in
             for key in keys {
-                let local = SyncRecord(
-                    collection: key.collection, id: key.id, fields: ["text": "x"], isDeleted: false,
-                    version: RecordVersion(modifiedAt: Date(timeIntervalSince1970: 1), node: "device"))
+                let local = version(of: key, "x", at: 1, node: "device")
                 _ = try await tx.journal.recordLocalChange(.add, local: local, at: local.version.modifiedAt, basedOn: nil)
             }
             try await tx.journal.remove(keys[1])
@@ -72,14 +77,9 @@ struct SyncJournalTests {
         let keys = (1...3).map { RecordKey(collection: "notes", id: RecordID("n\($0)")) }
         try await store.transaction(for: account) { tx in
             for key in keys {
-                let local = SyncRecord(
-                    collection: key.collection, id: key.id, fields: ["text": "mine"], isDeleted: false,
-                    version: RecordVersion(modifiedAt: Date(timeIntervalSince1970: 1), node: "device"))
+                let local = version(of: key, "mine", at: 1, node: "device")
                 _ = try await tx.journal.recordLocalChange(.modify, local: local, at: local.version.modifiedAt, basedOn: nil)
-                let remote = SyncRecord(
-                    collection: key.collection, id: key.id, fields: ["text": "theirs"], isDeleted: false,
-                    version: RecordVersion(modifiedAt: Date(timeIntervalSince1970: 2), node: "server"))
-                try await tx.journal.openConflict(key, remote: ServerVersion(record: remote))
+                try await tx.journal.openConflict(key, remote: ServerVersion(record: version(of: key, "theirs", at: 2, node: "server")))
             }
             try await tx.journal.answer(keys[0], with: .takeTheirs)
             try await tx.journal.answer(keys[2], with: .keepMine)

@@ -121,7 +121,8 @@ public struct SyncJournal: Sendable {
         var cursor = key.map { Self.entryKey($0).id }
         while entries.count < limit {
             let wanted = limit - entries.count
-            // Removed entries stay as deletions in the journal's collection; they are read and skipped.
+            // A deleted journal record is no pending entry: it is skipped (`remove(_:)` purges, but a
+            // store may hold deletions written otherwise), so a page may take more than one read.
             let page = try await transaction.records(in: Self.collection, after: cursor, limit: wanted)
             for stored in page where !stored.record.isDeleted { entries.append(try JournalEntryFormat.entry(stored.record)) }
             guard page.count == wanted, let last = page.last else { break }  // a short page is the end
@@ -268,13 +269,14 @@ extension SyncStore {
     public func journalEntries(
         for account: AccountID, where isIncluded: @escaping @Sendable (JournalEntry) -> Bool
     ) async throws -> [JournalEntry] {
+        let pageSize = 1_000
         var kept: [JournalEntry] = []
         var after: RecordKey?
         while true {
             let start = after
-            let page = try await transaction(for: account) { tx in try await tx.journal.entries(after: start, limit: 1_000) }
+            let page = try await transaction(for: account) { tx in try await tx.journal.entries(after: start, limit: pageSize) }
             kept += page.filter(isIncluded)
-            guard page.count == 1_000, let last = page.last else { return kept }
+            guard page.count == pageSize, let last = page.last else { return kept }
             after = last.key
         }
     }
