@@ -112,10 +112,19 @@ public final class SQLiteStore: ChangeNotifyingStore {
             try migrator.migrate(database)
             // GRDB sets the writer of a pool to NORMAL after `prepareDatabase` runs,
             // so the configured level is set again on the connection that commits.
+            // That connection also keeps up to 32 MiB of pages (SQLite's default is
+            // 2 MiB): a commit updates the indexes at random keys, and with the small
+            // cache each one read its pages from the file again.
             let synchronous = configuration.durability.pragmaValue
-            try database.writeWithoutTransaction { db in try db.execute(sql: "PRAGMA synchronous = \(synchronous)") }
+            try database.writeWithoutTransaction { db in
+                try db.execute(sql: "PRAGMA synchronous = \(synchronous)")
+                try db.execute(sql: "PRAGMA cache_size = -\(Self.writerCacheKiB)")
+            }
         }
     }
+
+    /// The page cache of the connection that commits, in KiB.
+    static let writerCacheKiB = 32_768
 
     /// The GRDB configuration for a store configuration.
     private static func databaseConfiguration(_ configuration: Configuration) -> GRDB.Configuration {
