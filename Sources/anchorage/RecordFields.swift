@@ -206,6 +206,7 @@ enum RecordFields {
         switch value {
         case .array(let items):
             var values: [SyncValue] = []
+            values.reserveCapacity(items.count)
             for item in items { values.append(try untagged(item)) }
             return .array(values)
         case .dictionary(let entries):
@@ -235,8 +236,9 @@ enum RecordFields {
     }
 
     private static func untaggedEntries(_ entries: [String: SyncValue]) throws(SyntaxError) -> [String: SyncValue] {
-        var result: [String: SyncValue] = [:]
-        for (key, entry) in entries { result[key] = try untagged(entry) }
+        // Values are replaced where they stand: the keys keep their places, so nothing is hashed again.
+        var result = entries
+        for index in result.values.indices { result.values[index] = try untagged(result.values[index]) }
         return result
     }
 

@@ -371,10 +371,14 @@ struct Records: AsyncParsableCommand {
                 replaces that record. Each save is journaled, so `anchorage sync` sends
                 them all.
 
-                The whole file is read and checked before anything is saved; records
-                are then saved 10,000 to a transaction, with a progress bar on a
-                terminal. If the store fails part way (a full disk), the records of the
-                transactions that committed stay, and the message says how many.
+                The whole file is checked before anything is saved; records are then
+                saved --batch-size to a transaction, with a progress bar on a
+                terminal. A JSON Lines file is read a batch at a time, twice (once
+                to check it, once to save it), so a file of any length takes little
+                memory; the next batch is read while one is saved. A document of
+                another codec is read whole. If the store fails part way (a full
+                disk), the records of the transactions that committed stay, and the
+                message says how many.
 
                   anchorage records import Contact contacts.jsonl
                   anchorage records import --stack appsync booking bookings.json
@@ -388,25 +392,25 @@ struct Records: AsyncParsableCommand {
 
         @OptionGroup var device: Device
 
-        /// Records saved in one transaction.
-        static let batchSize = 10_000
+        @Option(help: "How many records are saved in one transaction (and parsed at a time).")
+        var batchSize = 5_000
 
-        /// Checks the arguments: a model and a file, or with `--stack ota` a file.
+        /// Checks the arguments: a model and a file, or with `--stack ota` a file, and a batch size of at least 1.
         func validate() throws {
             _ = try device.modelAndFile(arguments)
+            guard batchSize >= 1 else { throw ValidationError("--batch-size must be at least 1") }
         }
 
         func run() async throws {
             let (model, path) = try device.modelAndFile(arguments)
-            let records = try RecordsFile(path).read()
+            let records = try await RecordsFile(path).checkedRecords(pageSize: batchSize)
             let progress = ImportProgress(total: records.count)
             var saved = 0
             do {
                 // The store is opened once for the whole file; each batch is one transaction.
                 try await device.store.withStore { store in
-                    for start in stride(from: 0, to: records.count, by: Self.batchSize) {
-                        let batch = Array(records[start..<min(start + Self.batchSize, records.count)])
-                        try await device.save(batch, model: model, firstNumber: start + 1, in: store)
+                    try await records.forEachPage(of: batchSize) { batch, firstNumber in
+                        try await device.save(batch, model: model, firstNumber: firstNumber, in: store)
                         saved += batch.count
                         progress.show(saved)
                     }

@@ -7,11 +7,15 @@ import Testing
 
 /// `anchorage records import` and `export` through the built tool, on SQLite
 /// device stores: a file of records goes in, comes out in every format, and
-/// goes into another store unchanged; a bad file saves nothing.
+/// goes into another store unchanged; a bad file saves nothing. Imports run
+/// with `--batch-size 500`, so a file takes several batches: checked side by
+/// side, then saved while the next is parsed.
 @Suite("anchorage records import and export: every stack, every format, nothing saved from a bad file")
 struct RecordsTransferTests {
-    /// 1,200 records: more than one of the import's 1,000-record transactions.
+    /// 1,200 records: three batches of ``batch``.
     static let count = 1_200
+    /// The import's batch size in these tests.
+    static let batch = ["--batch-size", "500"]
 
     /// The records file of `stack` in JSON Lines, each record with text, a number, a date and data.
     static func jsonLines(_ stack: String) -> String {
@@ -51,7 +55,7 @@ struct RecordsTransferTests {
         let source = folder.path("records.jsonl")
         try Data(Self.jsonLines(stack).utf8).write(to: URL(fileURLWithPath: source))
         let first = folder.path("first.sqlite")
-        let imported = try await tool.run(["records", "import", "--store", "sqlite:" + first] + Self.naming(stack) + [source])
+        let imported = try await tool.run(["records", "import", "--store", "sqlite:" + first] + Self.batch + Self.naming(stack) + [source])
         try #require(imported.status == 0, "records import: \(imported.errorText)")
         #expect(String(decoding: imported.standardOutput, as: UTF8.self) == "imported \(Self.count) records\n")
         let original = try await Self.listedFields(tool, stack, first)
@@ -65,7 +69,7 @@ struct RecordsTransferTests {
             let exported = try await tool.run(["records", "export", "--store", "sqlite:" + first] + Self.naming(stack) + [file])
             try #require(exported.status == 0, "records export to .\(format): \(exported.errorText)")
             let again = folder.path("again-\(format).sqlite")
-            let reimported = try await tool.run(["records", "import", "--store", "sqlite:" + again] + Self.naming(stack) + [file])
+            let reimported = try await tool.run(["records", "import", "--store", "sqlite:" + again] + Self.batch + Self.naming(stack) + [file])
             try #require(reimported.status == 0, "records import of .\(format): \(reimported.errorText)")
             #expect(try await Self.listedFields(tool, stack, again) == original, "through .\(format)")
         }
@@ -76,10 +80,10 @@ struct RecordsTransferTests {
         let tool = try AnchorageTool()
         let folder = try TemporaryFolder("records-transfer-bad")
         let source = folder.path("records.jsonl")
-        // The last line is not a record: the 1,000 before fill a transaction, yet none is saved.
+        // The last line is not a record: the 1,200 before fill batches, yet none is saved.
         try Data((Self.jsonLines(stack) + #"{"fields": 7}"# + "\n").utf8).write(to: URL(fileURLWithPath: source))
         let store = folder.path("device.sqlite")
-        let outcome = try await tool.run(["records", "import", "--store", "sqlite:" + store] + Self.naming(stack) + [source])
+        let outcome = try await tool.run(["records", "import", "--store", "sqlite:" + store] + Self.batch + Self.naming(stack) + [source])
         #expect(outcome.status == 65)
         #expect(outcome.errorText == "anchorage: \(source), line \(Self.count + 1): a record needs \"fields\", an object\n")
         let listed = try await tool.run(["records", "list", "--store", "sqlite:" + store] + Self.naming(stack))
@@ -88,5 +92,41 @@ struct RecordsTransferTests {
         let unknown = try await tool.run(["records", "import", "--store", "sqlite:" + store] + Self.naming(stack) + [folder.path("x.csv")])
         #expect(unknown.status == 64)
         #expect(unknown.errorText.contains("cannot tell the format of"))
+    }
+
+    @Test("a JSON Lines import counts lines across batches, skips blank ones, reports the first bad line, and reads standard input")
+    func linesAcrossBatches() async throws {
+        let tool = try AnchorageTool()
+        let folder = try TemporaryFolder("records-transfer-lines")
+        // A blank line after every tenth record: records and line numbers part ways.
+        var lines = Self.jsonLines("aquasync").split(separator: "\n").enumerated().flatMap { index, line in
+            index % 10 == 9 ? [String(line), "  "] : [String(line)]
+        }
+        let bad = folder.path("bad.jsonl")
+        var broken = lines
+        broken[1_100] = #"{"fields": {"when": {"$date": "yesterday"}}}"#   // in the third batch
+        broken[700] = #"{"fields": [1]}"#                                    // in the second: the one reported
+        broken[1_200] = "{"                                                   // in the third again
+        try Data(broken.joined(separator: "\n").utf8).write(to: URL(fileURLWithPath: bad))
+        let store = folder.path("device.sqlite")
+        let refused = try await tool.run(["records", "import", "--store", "sqlite:" + store] + Self.batch + ["Contact", bad])
+        #expect(refused.status == 65)
+        #expect(refused.errorText.hasPrefix("anchorage: \(bad), line 701: "), "the first bad line: \(refused.errorText)")
+        let listed = try await tool.run(["records", "list", "--store", "sqlite:" + store, "Contact"])
+        #expect(listed.standardOutput.isEmpty, "nothing was saved")
+
+        // The file ends without a line break, after a blank line and a record.
+        lines.append(#"{"fields": {"name": "last"}}"#)
+        let good = folder.path("good.jsonl")
+        try Data(lines.joined(separator: "\n").utf8).write(to: URL(fileURLWithPath: good))
+        let imported = try await tool.run(["records", "import", "--store", "sqlite:" + store] + Self.batch + ["Contact", good])
+        try #require(imported.status == 0, "records import: \(imported.errorText)")
+        #expect(String(decoding: imported.standardOutput, as: UTF8.self) == "imported \(Self.count + 1) records\n")
+
+        let piped = folder.path("piped.sqlite")
+        let fromInput = try await tool.run(
+            ["records", "import", "--store", "sqlite:" + piped] + Self.batch + ["Contact", "-"], input: Array(lines.joined(separator: "\n").utf8))
+        try #require(fromInput.status == 0, "records import -: \(fromInput.errorText)")
+        #expect(try await Self.listedFields(tool, "aquasync", piped) == Self.listedFields(tool, "aquasync", store))
     }
 }
