@@ -2,7 +2,7 @@ import GRDB
 import SyncCore
 
 /// How ``SQLiteStore``'s transactions read committed data: each query runs
-/// on one snapshot together with a read of the account's revision.
+/// after a read of the account's revision, so a commit in between is noticed.
 struct SQLiteCommittedReads: CommittedReads {
     let database: any DatabaseReader
 
@@ -13,7 +13,13 @@ struct SQLiteCommittedReads: CommittedReads {
     }
 
     func records(at keys: [RecordKey], of account: AccountID) async throws -> ([RecordKey: StoredRecord], revision: Int64) {
-        try await read(account) { db in try StoreQueries.records(at: keys, of: account, db) }
+        // Keys of several collections take a query each: a transaction keeps them on one snapshot.
+        guard let first = keys.first, keys.contains(where: { $0.collection != first.collection }) else {
+            return try await read(account) { db in try StoreQueries.records(at: keys, of: account, db) }
+        }
+        return try readSnapshotOnCallingThread(database) { db in
+            (try StoreQueries.records(at: keys, of: account, db), try StoreQueries.revision(of: account, db))
+        }
     }
 
     func metadata(_ key: String, for peer: PeerID, of account: AccountID) async throws -> (SyncValue?, revision: Int64) {
@@ -27,21 +33,39 @@ struct SQLiteCommittedReads: CommittedReads {
         StoreError.wrapping(error, while: operation)
     }
 
-    /// Runs `query` and reads the account's revision on the same snapshot, on the calling thread.
+    /// Reads the account's revision, then runs `query`, on the calling thread.
+    ///
+    /// The two are separate statements, each on its own snapshot, and no transaction encloses them
+    /// (beginning and ending one cost as much as a small read). The order makes that safe: `query`
+    /// sees the revision read or a later commit, never an earlier one, and a commit made after the
+    /// revision was read moves it, so ``SQLiteStore`` then refuses to commit the transaction on what
+    /// it read and runs the body again.
     private func read<T: Sendable>(
         _ account: AccountID, _ query: @escaping @Sendable (Database) throws -> T
     ) async throws -> (T, revision: Int64) {
-        try readOnCallingThread(database) { db in (try query(db), try StoreQueries.revision(of: account, db)) }
+        try readOnCallingThread(database) { db in
+            let revision = try StoreQueries.revision(of: account, db)
+            return (try query(db), revision)
+        }
     }
 }
 
-/// Runs `body` on one snapshot of `database`, on the calling thread.
+/// Runs `body`'s statements on `database`, on the calling thread, outside any transaction: each
+/// statement reads its own snapshot (SQLite runs every statement atomically), so a body that needs
+/// two statements to agree orders them as ``SQLiteCommittedReads`` does.
 ///
 /// A store read is short: it looks up rows through an index and decodes them. Handing it to a
-/// reader's dispatch queue and back (GRDB's `async` read) costs two thread switches, which were
-/// most of a small sync request's time on the server. Readers never wait for the writer in
-/// write-ahead-log mode, so the calling thread waits only for SQLite itself. This function is not
-/// `async`, so that GRDB's synchronous read is the one called.
+/// reader's dispatch queue and back (GRDB's `async` read) costs two thread switches, and a
+/// transaction around it two more statements; both were a large part of a small sync request's time
+/// on the server. Readers never wait for the writer in write-ahead-log mode, so the calling thread
+/// waits only for SQLite itself. This function is not `async`, so that GRDB's synchronous read is
+/// the one called.
 func readOnCallingThread<T>(_ database: any DatabaseReader, _ body: (Database) throws -> T) throws -> T {
+    try database.unsafeRead(body)
+}
+
+/// Runs `body` in one read transaction of `database`, so that all its statements read one snapshot, on
+/// the calling thread (see ``readOnCallingThread(_:_:)``).
+func readSnapshotOnCallingThread<T>(_ database: any DatabaseReader, _ body: (Database) throws -> T) throws -> T {
     try database.read(body)
 }

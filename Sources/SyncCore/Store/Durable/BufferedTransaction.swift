@@ -3,8 +3,8 @@ import Synchronization
 /// How a durable store reads its committed data for a ``BufferedTransaction``.
 ///
 /// Every read returns the account's revision as the read's snapshot saw it,
-/// so the store can refuse to commit a transaction whose reads a concurrent
-/// commit made stale.
+/// or as it was just before the read (never a later one), so the store can
+/// refuse to commit a transaction whose reads a concurrent commit made stale.
 package protocol CommittedReads: Sendable {
     /// Up to `limit` committed records of `collection` with ids after `id`, in id order.
     func records(
