@@ -81,4 +81,30 @@ struct StoreEngineTests {
             #expect(read == ids + ["r5"], "page size \(pageSize)")
         }
     }
+
+    @Test("the position before an upload's records, only when they are the account's newest changes one after another")
+    func positionBeforeAnUpload() async throws {
+        let store = MemoryStore()
+        let (a, b, c) = (Self.record("notes", "a"), Self.record("notes", "b"), Self.record("notes", "c"))
+        func write(_ records: SyncRecord...) async throws -> ChangePosition {
+            try await store.transaction(for: "ada") { tx in for record in records { try await tx.put(record) } }
+            return try await store.latestPosition(for: "ada")
+        }
+        _ = try await write(c)  // position 1: someone else's
+        var latest = try await write(a, b)  // 2 and 3
+        #expect(try await store.position(before: [b.key, a.key], upTo: latest, for: "ada") == ChangePosition(1))
+        #expect(try await store.position(before: [a.key], upTo: latest, for: "ada") == nil, "b came after a")
+        #expect(try await store.position(before: [a.key, a.key], upTo: latest, for: "ada") == nil, "a key twice")
+        #expect(try await store.position(before: [], upTo: latest, for: "ada") == latest)
+        #expect(try await store.position(before: [a.key, b.key, c.key, a.key], upTo: latest, for: "ada") == nil)
+
+        latest = try await write(a)  // a moves to 4; 2 is now a gap, before b
+        #expect(try await store.position(before: [a.key, b.key], upTo: latest, for: "ada") == ChangePosition(2))
+        #expect(try await store.position(before: [a.key], upTo: latest, for: "ada") == ChangePosition(3))
+        #expect(try await store.position(before: [a.key], upTo: ChangePosition(3), for: "ada") == nil, "a is past the latest given")
+        latest = try await write(c)  // c moves to 5: b at 3, a at 4, c at 5
+        #expect(try await store.position(before: [b.key, c.key], upTo: latest, for: "ada") == nil, "a came between b and c")
+        #expect(try await store.position(before: [c.key, b.key, a.key], upTo: latest, for: "ada") == ChangePosition(2))
+    }
 }
+

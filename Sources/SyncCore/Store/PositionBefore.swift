@@ -16,13 +16,15 @@ extension SyncStore {
         before keys: [RecordKey], upTo latest: ChangePosition, for account: AccountID
     ) async throws -> ChangePosition? {
         guard !keys.isEmpty else { return latest }
-        let positions = try await transaction(for: account) { tx in
-            try await tx.records(at: keys).values.map(\.position.rawValue).sorted()
-        }
-        guard positions.count == keys.count, let first = positions.first, let last = positions.last,
-            last - first == UInt64(positions.count - 1), Set(positions).count == positions.count,
-            last == latest.rawValue, first > 0
+        // The keys hold positions latest - n + 1 … latest exactly when the n changes after latest - n are
+        // theirs: one read of those changes, with no transaction, answers it.
+        let count = UInt64(keys.count)
+        guard latest.rawValue >= count, Set(keys).count == keys.count else { return nil }
+        let before = ChangePosition(latest.rawValue - count)
+        let newest = try await changes(for: account, after: before, in: nil, limit: keys.count).records
+        guard newest.count == keys.count, newest.allSatisfy({ $0.position.rawValue <= latest.rawValue }),
+            Set(newest.map(\.record.key)) == Set(keys)
         else { return nil }
-        return ChangePosition(first - 1)
+        return before
     }
 }
