@@ -26,9 +26,11 @@ public import SyncCore
 /// 2. The body runs. Its reads go to the committed data (each read a
 ///    consistent snapshot) overlaid with the body's own pending writes; its
 ///    writes are only buffered. A body that throws leaves nothing behind.
-/// 3. When the body returns, every buffered write is applied in one
-///    `BEGIN IMMEDIATE` SQLite transaction: each record written takes the
-///    account's next position, in the order of its last write, and the
+/// 3. When the body returns, every buffered write is applied at once, in a
+///    savepoint of one `BEGIN IMMEDIATE` SQLite transaction that the commits of
+///    other accounts arriving meanwhile share (``GroupCommit``: one `COMMIT`
+///    and one flush to the disk for all of them): each record written takes
+///    the account's next position, in the order of its last write, and the
 ///    account's revision counts up. A record keeps one row, so a rewritten
 ///    record appears once in the change sequence, at its latest position.
 ///
@@ -73,6 +75,8 @@ public final class SQLiteStore: ChangeNotifyingStore {
     /// The GRDB connection(s): a `DatabasePool` for a file, a `DatabaseQueue` in memory.
     let database: any DatabaseWriter
     private let locks = AccountLocks()
+    /// Writes the commits of concurrent transactions together (see ``GroupCommit``).
+    let commits: GroupCommit
     /// Announces each commit of this store object that writes records.
     private let announcer = StoreChangeBroadcaster()
 
@@ -101,6 +105,7 @@ public final class SQLiteStore: ChangeNotifyingStore {
 
     private init(database: any DatabaseWriter, path: String?, configuration: Configuration) throws {
         self.database = database
+        self.commits = GroupCommit(database: database)
         self.path = path
         self.configuration = configuration
         try withStoreErrors("preparing the schema of \(path ?? "an in-memory database")") {
@@ -246,15 +251,8 @@ public final class SQLiteStore: ChangeNotifyingStore {
     // MARK: Commit
 
     private func commit(_ outcome: BufferedTransaction.Outcome, of account: AccountID) async throws {
-        let writes = outcome.writes
-        let expectedRevision = outcome.oldestRevisionRead
         try await withStoreErrors("committing a transaction of \(account)") {
-            try await database.writeWithoutTransaction { db in
-                try db.inTransaction(.immediate) {
-                    try StoreQueries.commit(writes, of: account, expectedRevision: expectedRevision, db)
-                    return .commit
-                }
-            }
+            try await commits.commit(outcome.writes, of: account, expectedRevision: outcome.oldestRevisionRead)
         }
     }
 }
