@@ -358,7 +358,7 @@ public actor AquasyncClient {
         switch answer {
         case .keepMine:
             var version = mine
-            if !AquasyncNewestWins.isNewer(mine, than: theirs) { version.localTimestamp = theirs.localTimestamp + 1 }
+            if !AquasyncNewestWins.isNewer(mine, than: theirs) { version.localTimestamp = Delta.timestamp(after: theirs.localTimestamp) }
             try await writeAsLocalChange(version, entry.action)
             return false
         case .merged(let fields):

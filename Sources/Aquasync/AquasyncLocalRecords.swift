@@ -140,7 +140,7 @@ public struct AquasyncLocalRecords: Sendable {
                 var held: Delta?
                 if let existing = try await tx.record(key) {
                     let delta = try StoredDelta.delta(existing)
-                    timestamp = max(timestamp, delta.localTimestamp + 1)
+                    timestamp = max(timestamp, Delta.timestamp(after: delta.localTimestamp))
                     // A version marked dirty by an earlier version of the library never reached the server.
                     if existing.record.fields[Self.legacyDirtyColumn] != .bool(true) { held = delta }
                 }

@@ -68,7 +68,11 @@ extension Delta {
         deviceToken = try Self.uuid(dictionary.removeValue(forKey: "deviceToken"), "deviceToken", at: path)
         switch dictionary.removeValue(forKey: "localTimestamp") {
         case .integer(let milliseconds)?: localTimestamp = milliseconds
-        case .date(let date)?: localTimestamp = Self.milliseconds(date)
+        case .date(let date)?:
+            guard let milliseconds = Self.exactMilliseconds(date) else {
+                throw AquasyncValidationError("\(path).localTimestamp is a date too far from 1970 to count in milliseconds")
+            }
+            localTimestamp = milliseconds
         case nil: throw AquasyncValidationError("\(path).localTimestamp is missing")
         default: throw AquasyncValidationError("\(path).localTimestamp must be an integer of milliseconds since 1970")
         }
@@ -86,9 +90,20 @@ extension Delta {
         fields = dictionary
     }
 
-    /// Milliseconds since 1970 of `date`, rounded to the nearest.
+    /// Milliseconds since 1970 of `date`, rounded to the nearest; a date beyond what an `Int64` counts
+    /// gives the nearest end (`Int64.min` for one that is not a number).
     public static func milliseconds(_ date: Date) -> Int64 {
-        Int64((date.timeIntervalSince1970 * 1000).rounded())
+        exactMilliseconds(date) ?? (date.timeIntervalSince1970 > 0 ? .max : .min)
+    }
+
+    /// Milliseconds since 1970 of `date`, rounded to the nearest, or `nil` when an `Int64` cannot count them.
+    static func exactMilliseconds(_ date: Date) -> Int64? {
+        Int64(exactly: (date.timeIntervalSince1970 * 1000).rounded())
+    }
+
+    /// The first `localTimestamp` after `milliseconds`: one millisecond later, or the same at the end of time.
+    static func timestamp(after milliseconds: Int64) -> Int64 {
+        milliseconds == .max ? .max : milliseconds + 1
     }
 
     private static func uuid(_ value: SyncValue?, _ column: String, at path: String) throws(AquasyncValidationError)

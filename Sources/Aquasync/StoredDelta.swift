@@ -92,7 +92,7 @@ extension Delta {
     init(merged: SyncRecord, gid: String, deviceToken: String, after versions: Delta...) {
         let latest = versions.map(\.localTimestamp).max() ?? 0
         self.init(
-            gid: gid, deviceToken: deviceToken, localTimestamp: latest == .max ? latest : latest + 1,
+            gid: gid, deviceToken: deviceToken, localTimestamp: Self.timestamp(after: latest),
             isDeleted: merged.isDeleted,
             fields: merged.isDeleted ? [:] : merged.fields.filter { !Self.isColumn($0.key) })
     }

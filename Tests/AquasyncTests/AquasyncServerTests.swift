@@ -1,4 +1,5 @@
 import Aquasync
+import Foundation
 import SyncCore
 import SyncJSON
 import SyncTesting
@@ -40,6 +41,29 @@ struct AquasyncServerTests {
             #expect(body["message"]?.stringValue?.isEmpty == false)
             #expect(try await harness.serverStore.latestPosition(for: harness.account) == .start)
         }
+    }
+
+    @Test("a timestamp sent as a date too far from 1970 gets 422, and a record stamped at the end of time can still be edited")
+    func timestampsAtTheEnds() async throws {
+        let harness = AquasyncHarness()
+        let codec = TestCodec.binaryPlist.codec
+        var far = Self.validFields
+        far["localTimestamp"] = .date(Date(timeIntervalSince1970: 1e300))
+        let request = SyncRequest(
+            method: .post, path: "/deltas", contentType: codec.primaryMediaType, accept: codec.primaryMediaType,
+            body: try codec.encode(Self.pack([.dictionary(far)])))
+        let response = try await harness.send(request)
+        #expect(response.status == 422)
+        #expect(try codec.decode(response.body)["message"]?.stringValue?.contains("localTimestamp") == true)
+
+        // A version stamped Int64.max, as a server may hand out, edited locally: the edit keeps the stamp.
+        var last = Self.validFields
+        last["localTimestamp"] = .integer(.max)
+        #expect(try await harness.send(.pushJSON(Self.pack([.dictionary(last)]))).status == 200)
+        let device = harness.client(.json)
+        try await device.sync()
+        try await device.records.save("Contact", gid: Self.gid, fields: ["name": "Grace"])
+        #expect(try await device.records.object("Contact", gid: Self.gid)?.localTimestamp == .max)
     }
 
     @Test("a pack without a lowercase UUID _id is refused", arguments: TransportRoute.allCases)
