@@ -55,8 +55,9 @@ final class GroupCommit: Sendable {
         try await withCheckedThrowingContinuation { (done: CheckedContinuation<Void, any Error>) in
             let startsWriter = queue.withLock { queue in
                 queue.waiting.append(Waiting(writes: writes, account: account, expectedRevision: expectedRevision, done: done))
-                defer { queue.isWriting = true }
-                return !queue.isWriting
+                let writerIsIdle = !queue.isWriting
+                queue.isWriting = true
+                return writerIsIdle
             }
             if startsWriter {
                 database.asyncWriteWithoutTransaction { [self] db in writeWhileWaiting(db) }
