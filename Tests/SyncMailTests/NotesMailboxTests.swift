@@ -151,6 +151,29 @@ func notesDevice(_ account: IMAPAccount, _ name: String, policy: any ConflictPol
         #expect(decoded.note.modified == Date(timeIntervalSince1970: 1_700_000_000.123))
         #expect(NoteMessage.decode(Array("Subject: no id\r\n\r\nbody".utf8)) == nil)
     }
+
+    @Test func datesOutOfRangeAreNeitherTrustedNorFatal() throws {
+        // Headers any IMAP client can write: counts and years no calendar date has.
+        let message = [
+            "X-Universally-Unique-Identifier: 7A2D", "X-Anchorage-Modified: 9223372036854775807",
+            "X-Anchorage-Created: -9223372036854775808", "Date: Mon, 1 Jan 99999999999999 00:00:00 +0000",
+            "X-Mail-Created-Date: 31 Dec 2025 25:61:00 +9999999", "", "body",
+        ].joined(separator: "\r\n")
+        let decoded = try #require(NoteMessage.decode(Array(message.utf8)))
+        #expect(decoded.note.modified == Date(timeIntervalSince1970: 0), "no date to trust: the epoch")
+        #expect(decoded.note.created == decoded.note.modified)
+
+        // A note the application dated far beyond year 9999 is written as the last moment of it.
+        let far = Note(id: "7A2E", title: "far", body: "", isHTML: false, created: Date(timeIntervalSince1970: 1e300))
+        var farNote = far
+        farNote.modified = Date(timeIntervalSince1970: -1e300)
+        let text = String(decoding: NoteMessage.encode(farNote, from: "ada@example.org", device: "phone"), as: UTF8.self)
+        #expect(text.contains("X-Anchorage-Created: 253402300799999\r\n"))
+        #expect(text.contains("X-Mail-Created-Date: Fri, 31 Dec 9999 23:59:59 +0000\r\n"))
+        #expect(text.contains("X-Anchorage-Modified: -62135596800000\r\n"))
+        let again = try #require(NoteMessage.decode(NoteMessage.encode(farNote, from: "ada@example.org", device: "phone")))
+        #expect(again.note.created == Date(timeIntervalSince1970: 253_402_300_799.999))
+    }
 }
 
 /// Keeps both versions of a conflicting note.

@@ -52,8 +52,8 @@ public enum NoteMessage {
             "X-Uniform-Type-Identifier: com.apple.mail-note",
             "X-Universally-Unique-Identifier: " + headerSafe(note.id),
             "X-Mail-Created-Date: " + rfc5322(note.created),
-            "X-Anchorage-Modified: " + String(Int64((note.modified.timeIntervalSince1970 * 1_000).rounded())),
-            "X-Anchorage-Created: " + String(Int64((note.created.timeIntervalSince1970 * 1_000).rounded())),
+            "X-Anchorage-Modified: " + String(milliseconds(note.modified)),
+            "X-Anchorage-Created: " + String(milliseconds(note.created)),
             "X-Anchorage-Device: " + headerSafe(device),
             "Content-Type: " + (note.isHTML ? "text/html" : "text/plain") + "; charset=utf-8",
             "Content-Transfer-Encoding: base64",
@@ -91,9 +91,9 @@ public enum NoteMessage {
         }
         var text = String(decoding: bytes, as: UTF8.self)
         if text.hasSuffix("\r\n") { text.removeLast() } else if text.hasSuffix("\n") { text.removeLast() }
-        let modified = headers["x-anchorage-modified"].flatMap(Int64.init).map { Date(timeIntervalSince1970: Double($0) / 1_000) }
+        let modified = headers["x-anchorage-modified"].flatMap(date(milliseconds:))
             ?? headers["date"].flatMap(parseDate) ?? Date(timeIntervalSince1970: 0)
-        let created = headers["x-anchorage-created"].flatMap(Int64.init).map { Date(timeIntervalSince1970: Double($0) / 1_000) }
+        let created = headers["x-anchorage-created"].flatMap(date(milliseconds:))
             ?? headers["x-mail-created-date"].flatMap(parseDate) ?? modified
         let note = Note(id: id, title: title, body: text, isHTML: contentType.hasPrefix("text/html"), created: created, modified: modified)
         return Decoded(note: note, device: headers["x-anchorage-device"])
@@ -196,9 +196,26 @@ public enum NoteMessage {
     private static let days = ["Thu", "Fri", "Sat", "Sun", "Mon", "Tue", "Wed"]
     private static let months = ["Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec"]
 
-    /// `Tue, 24 Nov 2026 19:55:37 +0000`.
+    /// The milliseconds since 1970 a message can carry: years 1 to 9999, as in a `Date:` header.
+    static let millisecondRange: ClosedRange<Int64> = -62_135_596_800_000...253_402_300_799_999
+
+    /// Milliseconds since 1970 of `date`, rounded, and moved into ``millisecondRange`` when outside it.
+    static func milliseconds(_ date: Date) -> Int64 {
+        let value = (date.timeIntervalSince1970 * 1_000).rounded()
+        guard value.isFinite else { return value > 0 ? millisecondRange.upperBound : millisecondRange.lowerBound }
+        return Int64(min(max(value, Double(millisecondRange.lowerBound)), Double(millisecondRange.upperBound)))
+    }
+
+    /// The date `text` counts in milliseconds since 1970; `nil` for text that is not such a count in ``millisecondRange``.
+    static func date(milliseconds text: String) -> Date? {
+        guard let count = Int64(text), millisecondRange.contains(count) else { return nil }
+        return Date(timeIntervalSince1970: Double(count) / 1_000)
+    }
+
+    /// `Tue, 24 Nov 2026 19:55:37 +0000`; a date outside years 1 to 9999 is written as the nearest of them.
     static func rfc5322(_ date: Date) -> String {
-        let seconds = Int64(date.timeIntervalSince1970.rounded(.down))
+        let count = milliseconds(date)
+        let seconds = count >= 0 ? count / 1_000 : (count - 999) / 1_000
         let day = seconds >= 0 ? seconds / 86_400 : (seconds - 86_399) / 86_400
         let time = seconds - day * 86_400
         let (year, month, dayOfMonth) = CivilCalendar.date(fromDays: day)
@@ -211,13 +228,14 @@ public enum NoteMessage {
     static func parseDate(_ text: String) -> Date? {
         var words = text.split(separator: " ").map(String.init)
         if let first = words.first, first.hasSuffix(",") { words.removeFirst() }
-        guard words.count >= 4, let day = Int64(words[0]), let monthIndex = months.firstIndex(of: String(words[1].prefix(3)).capitalized),
-            let year = Int64(words[2])
+        guard words.count >= 4, let day = Int64(words[0]), (1...31).contains(day),
+            let monthIndex = months.firstIndex(of: String(words[1].prefix(3)).capitalized),
+            let year = Int64(words[2]), (1...9_999).contains(year)
         else { return nil }
         let clock = words[3].split(separator: ":").compactMap { Int64($0) }
-        guard clock.count >= 2 else { return nil }
+        guard clock.count >= 2, clock.allSatisfy({ (0...60).contains($0) }) else { return nil }
         var offset: Int64 = 0
-        if words.count > 4, let zone = Int64(words[4].dropFirst()), words[4].count == 5 {
+        if words.count > 4, let zone = Int64(words[4].dropFirst()), words[4].count == 5, (0...9_999).contains(zone) {
             offset = (zone / 100 * 3_600 + zone % 100 * 60) * (words[4].hasPrefix("-") ? -1 : 1)
         }
         let days = CivilCalendar.days(year: year, month: Int64(monthIndex + 1), day: day)

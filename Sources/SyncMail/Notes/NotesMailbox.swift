@@ -461,7 +461,7 @@ public actor NotesMailbox {
     }
 
     private static func milliseconds(_ date: Date) -> Date {
-        Date(timeIntervalSince1970: Double(Int64((date.timeIntervalSince1970 * 1_000).rounded())) / 1_000)
+        Date(timeIntervalSince1970: Double(NoteMessage.milliseconds(date)) / 1_000)
     }
 
     private static func record(of decoded: NoteMessage.Decoded, flags: [String], collection: CollectionID) -> SyncRecord {
