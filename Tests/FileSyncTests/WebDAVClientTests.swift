@@ -94,6 +94,12 @@ struct WebDAVClientTests {
         #expect(items[1].path == "My Notes/aé.txt" && items[1].etag == "\"abc\"" && items[1].size == 12 && items[1].fileID == "00042")
         #expect(items[1].modified == Date(timeIntervalSince1970: 1_795_540_219))
 
+        // Dates no calendar shows are no dates, not a crash.
+        for date in ["Tue, 24 Nov 9223372036854775807 17:10:19 GMT", "Tue, 99 Nov 2026 17:10:19 GMT", "Tue, 24 Nov 2026 17:99:19 GMT"] {
+            let odd = body.replacingOccurrences(of: "Tue, 24 Nov 2026 17:10:19 GMT", with: date)
+            #expect(try MultistatusParser.items(in: Array(odd.utf8), basePath: "/remote/files/")[1].modified == nil, "\(date)")
+        }
+
         for bad in ["", "<d:multistatus xmlns:d=\"DAV:\">", "<html/>", "<?xml version=\"1.0\"?><a>&undefined;</a>",
                     String(repeating: "<d:multistatus xmlns:d=\"DAV:\">", count: 100) + String(repeating: "</d:multistatus>", count: 100)] {
             let error = #expect(throws: WebDAVError.self) { try MultistatusParser.items(in: Array(bad.utf8), basePath: "/") }
