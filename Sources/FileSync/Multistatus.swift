@@ -170,18 +170,19 @@ enum HTTPDate {
     static func parse(_ text: String) -> Date? {
         let parts = text.split(separator: " ")
         guard parts.count == 6, let day = Int(parts[1]), (1...31).contains(day),
-            let monthIndex = months.firstIndex(of: String(parts[2])), let year = Int(parts[3]), (1...9_999).contains(year)
+            let monthIndex = months.firstIndex(of: String(parts[2])), let year = Int64(parts[3]), CivilCalendar.headerYears.contains(year)
         else { return nil }
         let clock = parts[4].split(separator: ":").compactMap { Int($0) }
         guard clock.count == 3, clock.allSatisfy({ (0...60).contains($0) }) else { return nil }
-        let days = Int(CivilCalendar.days(year: Int64(year), month: Int64(monthIndex + 1), day: Int64(day)))
+        let days = Int(CivilCalendar.days(year: year, month: Int64(monthIndex + 1), day: Int64(day)))
         return Date(timeIntervalSince1970: Double(days * 86400 + clock[0] * 3600 + clock[1] * 60 + clock[2]))
     }
 
     /// The IMF-fixdate of `date`; a date outside the years 1 to 9999 is written as the nearest end of them.
     static func format(_ date: Date) -> String {
         let interval = date.timeIntervalSince1970.isNaN ? 0 : date.timeIntervalSince1970.rounded(.down)
-        let seconds = Int(min(max(interval, -62_135_596_800), 253_402_300_799))
+        let range = CivilCalendar.headerSeconds
+        let seconds = Int(min(max(interval, Double(range.lowerBound)), Double(range.upperBound)))
         let days = seconds >= 0 ? seconds / 86400 : (seconds - 86399) / 86400
         let rest = seconds - days * 86400
         let civil = CivilCalendar.date(fromDays: Int64(days))

@@ -2,6 +2,12 @@
 /// (Howard Hinnant's `days_from_civil` and `civil_from_days`): what the codecs,
 /// WebDAV's and mail's date headers need, without a calendar object.
 package enum CivilCalendar {
+    /// The years a date header names (RFC 5322 mail dates, HTTP dates): four digits, from 1 to 9999.
+    /// A header with another year is no date; a date outside them is written as the nearest end.
+    package static let headerYears: ClosedRange<Int64> = 1...9_999
+    /// Seconds since 1970 of the dates in ``headerYears``: 0001-01-01T00:00:00Z to 9999-12-31T23:59:59Z.
+    package static let headerSeconds: ClosedRange<Int64> = -62_135_596_800...253_402_300_799
+
     /// Days since 1970-01-01 of `year`-`month` (1–12)-`day` (1–31).
     package static func days(year: Int64, month: Int64, day: Int64) -> Int64 {
         let shiftedYear = month <= 2 ? year - 1 : year  // years start on March 1

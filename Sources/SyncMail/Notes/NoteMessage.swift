@@ -197,7 +197,8 @@ public enum NoteMessage {
     private static let months = ["Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec"]
 
     /// The milliseconds since 1970 a message can carry: years 1 to 9999, as in a `Date:` header.
-    static let millisecondRange: ClosedRange<Int64> = -62_135_596_800_000...253_402_300_799_999
+    static let millisecondRange: ClosedRange<Int64> =
+        CivilCalendar.headerSeconds.lowerBound * 1_000...CivilCalendar.headerSeconds.upperBound * 1_000 + 999
 
     /// Milliseconds since 1970 of `date`, rounded, and moved into ``millisecondRange`` when outside it.
     static func milliseconds(_ date: Date) -> Int64 {
@@ -230,7 +231,7 @@ public enum NoteMessage {
         if let first = words.first, first.hasSuffix(",") { words.removeFirst() }
         guard words.count >= 4, let day = Int64(words[0]), (1...31).contains(day),
             let monthIndex = months.firstIndex(of: String(words[1].prefix(3)).capitalized),
-            let year = Int64(words[2]), (1...9_999).contains(year)
+            let year = Int64(words[2]), CivilCalendar.headerYears.contains(year)
         else { return nil }
         let clock = words[3].split(separator: ":").compactMap { Int64($0) }
         guard clock.count >= 2, clock.allSatisfy({ (0...60).contains($0) }) else { return nil }
