@@ -23,6 +23,11 @@ public import SyncCore
 /// try await server.runService()
 /// ```
 ///
+/// A server process runs faster when SwiftNIO's event loops are Swift
+/// Concurrency's executor, so that a request's task runs on the thread of its
+/// connection: call `NIOSingletons.unsafeTryInstallSingletonPosixEventLoopGroupAsConcurrencyGlobalExecutor()`
+/// first thing in `main`, as the `anchorage` command does.
+///
 /// Tests start one on a free loopback port with
 /// ``withRunningServer(service:authenticator:configuration:logger:clock:_:)``.
 public struct HTTPSyncServer: ApplicationProtocol {

@@ -21,7 +21,7 @@ public final class RequestLimiter: Sendable {
     public let requestTimeout: Duration?
     /// The wait a busy server asks a client for.
     public let busyRetryAfter: Duration
-    private let sleep: @Sendable (Duration) async throws -> Void
+    private let deadlines: RequestDeadlines?
     private let inFlight = Atomic<Int>(0)
 
     /// Makes a limiter that measures time with `clock` (a `TestClock` in tests).
@@ -35,7 +35,7 @@ public final class RequestLimiter: Sendable {
         self.maxConcurrentRequests = maxConcurrentRequests.map { max(1, $0) }
         self.requestTimeout = requestTimeout
         self.busyRetryAfter = busyRetryAfter
-        self.sleep = { try await clock.sleep(for: $0) }
+        self.deadlines = requestTimeout.map { RequestDeadlines(timeout: $0, retryAfter: busyRetryAfter, clock: clock) }
     }
 
     /// The requests in service now.
@@ -65,80 +65,24 @@ public final class RequestLimiter: Sendable {
     /// Runs `work` within ``requestTimeout``; when the time is up, cancels it
     /// and answers 503 without waiting for it. Gives the request's place back when `work` ends.
     func run(_ work: @escaping @Sendable () async -> SyncResponse) async -> SyncResponse {
-        guard let requestTimeout else {
+        guard let deadlines else {
             defer { leave() }
             return await work()
         }
-        let timedOut = SyncServiceError(
-            status: 503, message: "the request took longer than the server allows (\(requestTimeout))",
-            retryAfter: busyRetryAfter
-        ).response
-        let race = Race()
+        let race = RequestDeadlines.Race()
         return await withTaskCancellationHandler {
             await withCheckedContinuation { (continuation: CheckedContinuation<SyncResponse, Never>) in
                 race.start(continuation)
-                let task = Task { [self] in
+                let id = deadlines.watch(race)
+                race.setWork(Task { [self] in
                     defer { leave() }
-                    race.finish(with: await work())
-                }
-                let timer = Task { [sleep] in
-                    guard (try? await sleep(requestTimeout)) != nil else { return }
-                    if race.finish(with: timedOut) { task.cancel() }
-                }
-                race.setTasks(work: task, timer: timer)
+                    let response = await work()
+                    deadlines.forget(id)
+                    race.finish(with: response)
+                })
             }
         } onCancel: {
-            race.cancelAll()
-        }
-    }
-
-    /// The first of the work and the timer to finish answers; the other is cancelled.
-    private final class Race: Sendable {
-        private struct State {
-            var continuation: CheckedContinuation<SyncResponse, Never>?
-            var work: Task<Void, Never>?
-            var timer: Task<Void, Never>?
-            var finished = false
-            var cancelled = false
-        }
-        private let state = Mutex(State())
-
-        func start(_ continuation: CheckedContinuation<SyncResponse, Never>) {
-            state.withLock { $0.continuation = continuation }
-        }
-
-        func setTasks(work: Task<Void, Never>, timer: Task<Void, Never>) {
-            let (finished, cancelled) = state.withLock { state in
-                state.work = work
-                state.timer = timer
-                return (state.finished, state.cancelled)
-            }
-            if finished || cancelled { timer.cancel() }
-            if cancelled { work.cancel() }
-        }
-
-        /// Answers with `response` if nothing answered yet; `true` when it did.
-        @discardableResult
-        func finish(with response: SyncResponse) -> Bool {
-            let (continuation, timer) = state.withLock { state in
-                guard !state.finished else { return (nil as CheckedContinuation<SyncResponse, Never>?, nil as Task<Void, Never>?) }
-                state.finished = true
-                defer { state.continuation = nil }
-                return (state.continuation, state.timer)
-            }
-            guard let continuation else { return false }
-            timer?.cancel()
-            continuation.resume(returning: response)
-            return true
-        }
-
-        func cancelAll() {
-            let (work, timer) = state.withLock { state in
-                state.cancelled = true
-                return (state.work, state.timer)
-            }
-            work?.cancel()
-            timer?.cancel()
+            race.cancel()
         }
     }
 }

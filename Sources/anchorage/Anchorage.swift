@@ -1,5 +1,7 @@
 import ArgumentParser
 import Foundation
+import NIOCore
+import NIOPosix
 import SyncCore
 
 /// The `anchorage` command-line tool.
@@ -16,6 +18,9 @@ struct Anchorage: AsyncParsableCommand {
     /// the command line is one `anchorage: …` line on standard error and exit
     /// status 64 (EX_USAGE), without the usage text (`--help` shows it).
     static func main() async {
+        // Tasks run on NIO's event loops, so a request's task runs on the thread of its connection
+        // instead of hopping to the cooperative pool and back (docs/custom-stack.md).
+        _ = NIOSingletons.unsafeTryInstallSingletonPosixEventLoopGroupAsConcurrencyGlobalExecutor()
         do {
             var command = try await asyncParseAsRoot()
             if var asyncCommand = command as? any AsyncParsableCommand {
