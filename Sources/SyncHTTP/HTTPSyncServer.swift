@@ -26,7 +26,7 @@ public import SyncCore
 /// A server process runs faster when SwiftNIO's event loops are Swift
 /// Concurrency's executor, so that a request's task runs on the thread of its
 /// connection: call `NIOSingletons.unsafeTryInstallSingletonPosixEventLoopGroupAsConcurrencyGlobalExecutor()`
-/// first thing in `main`, as the `anchorage` command does.
+/// first thing in `main`, as `anchorage serve` does.
 ///
 /// Tests start one on a free loopback port with
 /// ``withRunningServer(service:authenticator:configuration:logger:clock:_:)``.

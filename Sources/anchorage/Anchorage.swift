@@ -18,9 +18,13 @@ struct Anchorage: AsyncParsableCommand {
     /// the command line is one `anchorage: …` line on standard error and exit
     /// status 64 (EX_USAGE), without the usage text (`--help` shows it).
     static func main() async {
-        // Tasks run on NIO's event loops, so a request's task runs on the thread of its connection
-        // instead of hopping to the cooperative pool and back (docs/custom-stack.md).
-        _ = NIOSingletons.unsafeTryInstallSingletonPosixEventLoopGroupAsConcurrencyGlobalExecutor()
+        // The server's tasks run on NIO's event loops, so a request's task runs on the thread of its
+        // connection instead of hopping to the cooperative pool and back (docs/custom-stack.md). Other
+        // commands keep the pool: an event loop keeps the tasks started on it, and their parallel work
+        // (checking an import, applying one page while fetching the next) would share one thread.
+        if CommandLine.arguments.dropFirst().first == "serve" {
+            _ = NIOSingletons.unsafeTryInstallSingletonPosixEventLoopGroupAsConcurrencyGlobalExecutor()
+        }
         do {
             var command = try await asyncParseAsRoot()
             if var asyncCommand = command as? any AsyncParsableCommand {

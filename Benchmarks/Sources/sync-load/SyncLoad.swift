@@ -16,8 +16,6 @@
 import AsyncHTTPClient
 import Aquasync
 import Foundation
-import NIOCore
-import NIOPosix
 import SyncCore
 import SyncHTTP
 import SyncJSON
@@ -27,8 +25,6 @@ import SyncSamples
 @main
 struct SyncLoad {
     static func main() async throws {
-        // The devices run their tasks on NIO's event loops, as `anchorage` does.
-        _ = NIOSingletons.unsafeTryInstallSingletonPosixEventLoopGroupAsConcurrencyGlobalExecutor()
         defer { try? FileManager.default.removeItem(atPath: scratchFolder) }
         let options = try Options(CommandLine.arguments)
         var results = Results()
