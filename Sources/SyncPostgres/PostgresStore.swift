@@ -212,15 +212,14 @@ public final class PostgresStore: SyncStore {
         let outcome = transaction.finish()
         guard outcome.readsAgree else { return .conflicted }
         if outcome.writes.isEmpty { return .committed(result) }
-        let (queries, logger, channel) = (self.queries, configuration.logger, configuration.notificationChannel)
+        let (queries, channel) = (self.queries, configuration.notificationChannel)
         do {
             try await withStoreErrors("committing a transaction of \(account)") {
+                // One statement, so one transaction of its own.
                 try await client.withConnection { connection in
-                    try await Self.inSQLTransaction(connection, logger: logger) {
-                        try await queries.commit(
-                            outcome.writes, of: account, expectedRevision: outcome.oldestRevisionRead,
-                            notifying: channel, connection)
-                    }
+                    try await queries.commit(
+                        outcome.writes, of: account, expectedRevision: outcome.oldestRevisionRead,
+                        notifying: channel, connection)
                 }
             }
             return .committed(result)

@@ -175,96 +175,150 @@ struct StoreQueries: Sendable {
             """, logger: logger)
     }
 
-    /// Applies `writes` of `account` inside the caller's open transaction on
-    /// `connection`: locks the account's row, hands out positions, writes
-    /// records and metadata, and queues the change notification.
+    /// Applies `writes` of `account` in one statement on `connection`: locks
+    /// the account's row, hands out positions, writes records and metadata,
+    /// and queues the change notification. One statement is one transaction
+    /// of its own, or a part of the caller's open one.
     ///
-    /// The first statement inserts or updates the account's row, which takes
-    /// its row lock until the transaction ends: another transaction of the
-    /// same account waits there, and then reads the counter this one left.
+    /// The statement's first part inserts or updates the account's row, which
+    /// takes its row lock until the transaction ends: another transaction of
+    /// the same account waits there, and then reads the counter this one left.
+    /// With an expected revision, the update happens only if the row still has
+    /// it; otherwise the row is left alone, and so is everything else, since
+    /// every other part writes for the account row the first part returns.
     /// - Parameters:
     ///   - expectedRevision: the revision the transaction's reads saw, or `nil` when it read nothing.
     ///   - channel: the channel to notify when records were written.
     /// - Throws: ``RevisionConflict`` when another process committed to the
-    ///   account since the reads, or what the database throws.
+    ///   account since the reads (nothing was written), or what the database throws.
     func commit(
         _ writes: PendingWrites, of account: AccountID, expectedRevision: Int64?, notifying channel: String,
         _ connection: PostgresConnection
     ) async throws {
-        let putCount = Int64(writes.records.count { if case .put = $0.write { true } else { false } })
-        let accountRows = try await connection.query(
-            """
-            INSERT INTO \(unescaped: schema).account AS a (name, revision, last_position)
-            VALUES (\(account.rawValue), 1, \(putCount))
-            ON CONFLICT (name) DO UPDATE SET revision = a.revision + 1, last_position = a.last_position + \(putCount)
-            RETURNING a.id, a.last_position - \(putCount), a.revision
-            """, logger: logger)
-        var accountRow: (Int64, Int64, Int64)?
-        for try await row in accountRows.decode((Int64, Int64, Int64).self) { accountRow = row }
-        guard let (accountID, firstBefore, revision) = accountRow else {
-            throw StoreError(.corrupt, "the account row of \(account) could not be written")
-        }
-        if let expectedRevision, revision - 1 != expectedRevision { throw RevisionConflict() }
-
-        // The transaction's record writes go in two statements whatever their number: the puts as one
-        // upsert of arrays, each taking the next position in the order written, and the purges as one delete.
-        var position = firstBefore
         var puts = RecordColumnArrays()
         var purged: (collections: [String], ids: [String]) = ([], [])
         for (key, write) in writes.records {
             switch write {
-            case .put(let record, let fields):
-                position += 1
-                puts.append(key, position: position, record, fields: fields)
+            case .put(let record, let fields): puts.append(key, record, fields: fields)
             case .purge:
                 purged.collections.append(key.collection.rawValue)
                 purged.ids.append(key.id.rawValue)
             }
         }
+        var metadata: (peers: [String], keys: [String], values: [ByteBuffer]) = ([], [], [])
+        var removedMetadata: (peers: [String], keys: [String]) = ([], [])
+        for (peer, key, write) in writes.metadata {
+            if let blob = write.blob {
+                metadata.peers.append(peer.rawValue)
+                metadata.keys.append(key)
+                metadata.values.append(ByteBuffer(bytes: blob))
+            } else {
+                removedMetadata.peers.append(peer.rawValue)
+                removedMetadata.keys.append(key)
+            }
+        }
+        let putCount = Int64(puts.ids.count)
+        // Only the parts this commit needs: PostgreSQL plans the statement each time, and a part with
+        // nothing to do would still be planned (and a delete of nothing may still scan the account's rows).
+        var statement = CommitStatement()
+        let (name, count) = (statement.bind(account.rawValue), statement.bind(putCount))
+        // The account's row is updated only while it has the revision the reads saw; a new account's
+        // row is inserted whatever that revision, since its reads can only have seen 0.
+        let revisionCheck = expectedRevision.map { " WHERE a.revision = \(statement.bind($0))" } ?? ""
+        statement.part(
+            "acct",
+            """
+            INSERT INTO \(schema).account AS a (name, revision, last_position) VALUES (\(name), 1, \(count))
+            ON CONFLICT (name) DO UPDATE SET revision = a.revision + 1, last_position = a.last_position + \(count)\(revisionCheck)
+            RETURNING a.id, a.last_position - \(count) AS first_before
+            """)
         if !puts.ids.isEmpty {
-            try await connection.query(
+            // Each put takes the next position, in the order written: the account's last position
+            // before this commit plus the put's place in the arrays.
+            statement.part(
+                "put",
                 """
-                INSERT INTO \(unescaped: schema).record AS r
+                INSERT INTO \(schema).record AS r
                     (account_id, collection, record_id, position, is_deleted, modified_at, node, fields)
-                SELECT \(accountID), * FROM unnest(
-                    \(puts.collections)::text[], \(puts.ids)::text[], \(puts.positions)::bigint[],
-                    \(puts.isDeleted)::boolean[], \(puts.modifiedAt)::double precision[], \(puts.nodes)::text[],
-                    \(puts.fields)::bytea[])
+                SELECT acct.id, u.collection, u.record_id, acct.first_before + u.place, u.is_deleted, u.modified_at,
+                    u.node, u.fields
+                FROM acct, unnest(
+                    \(statement.bind(puts.collections))::text[], \(statement.bind(puts.ids))::text[],
+                    \(statement.bind(puts.isDeleted))::boolean[], \(statement.bind(puts.modifiedAt))::double precision[],
+                    \(statement.bind(puts.nodes))::text[], \(statement.bind(puts.fields))::bytea[]
+                ) WITH ORDINALITY AS u(collection, record_id, is_deleted, modified_at, node, fields, place)
                 ON CONFLICT (account_id, collection, record_id) DO UPDATE SET
                     position = excluded.position, is_deleted = excluded.is_deleted,
                     modified_at = excluded.modified_at, node = excluded.node, fields = excluded.fields
-                """, logger: logger)
+                RETURNING 1
+                """)
+            statement.part(
+                "notice",
+                "SELECT pg_notify(\(statement.bind(channel)), \(statement.bind(Self.notificationPayload(for: account, writes)))) FROM acct")
         }
-        if !purged.ids.isEmpty {
-            try await connection.query(
+        statement.deletePart("purge", from: "\(schema).record", where: ("collection", "record_id"), in: purged)
+        if !metadata.keys.isEmpty {
+            statement.part(
+                "meta",
                 """
-                DELETE FROM \(unescaped: schema).record
-                WHERE account_id = \(accountID)
-                    AND (collection, record_id) IN (SELECT * FROM unnest(\(purged.collections)::text[], \(purged.ids)::text[]))
-                """, logger: logger)
+                INSERT INTO \(schema).peer_metadata (account_id, peer, key, value)
+                SELECT acct.id, u.peer, u.key, u.value
+                FROM acct, unnest(
+                    \(statement.bind(metadata.peers))::text[], \(statement.bind(metadata.keys))::text[],
+                    \(statement.bind(metadata.values))::bytea[]) AS u(peer, key, value)
+                ON CONFLICT (account_id, peer, key) DO UPDATE SET value = excluded.value
+                RETURNING 1
+                """)
+        }
+        statement.deletePart("unmeta", from: "\(schema).peer_metadata", where: ("peer", "key"), in: removedMetadata)
+        let rows = try await connection.query(statement.query, logger: logger)
+        var committed = false
+        for try await _ in rows { committed = true }
+        // No row: the account's row had moved past the revision read, and nothing was written.
+        guard committed else { throw RevisionConflict() }
+    }
+
+    /// A commit's statement: data-modifying `WITH` parts that each write for
+    /// the account row of the first (`acct`), and binds numbered as they are made.
+    private struct CommitStatement {
+        private var parts: [String] = []
+        private var names: [String] = []
+        private var binds = PostgresBindings()
+
+        /// Adds `value` to the binds; the placeholder to write in the SQL.
+        mutating func bind<Value: PostgresDynamicTypeEncodable>(_ value: Value) -> String {
+            binds.append(value)
+            return "$\(binds.count)"
         }
 
-        for (peer, key, write) in writes.metadata {
-            if let blob = write.blob {
-                try await connection.query(
-                    """
-                    INSERT INTO \(unescaped: schema).peer_metadata (account_id, peer, key, value)
-                    VALUES (\(accountID), \(peer.rawValue), \(key), \(blob))
-                    ON CONFLICT (account_id, peer, key) DO UPDATE SET value = excluded.value
-                    """, logger: logger)
-            } else {
-                try await connection.query(
-                    """
-                    DELETE FROM \(unescaped: schema).peer_metadata
-                    WHERE account_id = \(accountID) AND peer = \(peer.rawValue) AND key = \(key)
-                    """, logger: logger)
-            }
+        /// Adds the part `name`, its SQL.
+        mutating func part(_ name: String, _ sql: String) {
+            names.append(name)
+            parts.append("\(name) AS (\n\(sql)\n)")
         }
 
-        // Delivered by the server when (and only if) the transaction commits.
-        if putCount > 0 {
-            try await connection.query(
-                "SELECT pg_notify(\(channel), \(Self.notificationPayload(for: account, writes)))", logger: logger)
+        /// Adds the part `name` deleting the account's rows of `table` whose two `columns` hold one of
+        /// the pairs in `values`; nothing when there are none.
+        mutating func deletePart(
+            _ name: String, from table: String, where columns: (String, String), in values: ([String], [String])
+        ) {
+            guard !values.0.isEmpty else { return }
+            part(
+                name,
+                """
+                DELETE FROM \(table) t USING acct
+                WHERE t.account_id = acct.id AND (t.\(columns.0), t.\(columns.1)) IN (
+                    SELECT * FROM unnest(\(bind(values.0))::text[], \(bind(values.1))::text[]))
+                RETURNING 1
+                """)
+        }
+
+        /// The statement: every part, then one row per account row written, with a count of
+        /// each later part's rows so that PostgreSQL runs the ones that only `SELECT`.
+        var query: PostgresQuery {
+            let counts = names.dropFirst().map { "(SELECT count(*) FROM \($0))" }
+            let select = "SELECT " + (["acct.id"] + counts).joined(separator: ", ") + " FROM acct"
+            return PostgresQuery(unsafeSQL: "WITH " + parts.joined(separator: ",\n") + "\n" + select, binds: binds)
         }
     }
 
@@ -272,16 +326,14 @@ struct StoreQueries: Sendable {
     private struct RecordColumnArrays {
         var collections: [String] = []
         var ids: [String] = []
-        var positions: [Int64] = []
         var isDeleted: [Bool] = []
         var modifiedAt: [Double] = []
         var nodes: [String] = []
         var fields: [ByteBuffer] = []
 
-        mutating func append(_ key: RecordKey, position: Int64, _ record: SyncRecord, fields blob: Data) {
+        mutating func append(_ key: RecordKey, _ record: SyncRecord, fields blob: Data) {
             collections.append(key.collection.rawValue)
             ids.append(key.id.rawValue)
-            positions.append(position)
             isDeleted.append(record.isDeleted)
             modifiedAt.append(record.version.modifiedAt.timeIntervalSinceReferenceDate)
             nodes.append(record.version.node.rawValue)
