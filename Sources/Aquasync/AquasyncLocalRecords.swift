@@ -72,15 +72,18 @@ public struct AquasyncLocalRecords: Sendable {
     @discardableResult
     public func save(_ model: String, _ records: [(gid: String?, fields: [String: SyncValue])]) async throws -> [String] {
         guard DeltaPack.isValidModelName(model) else { throw AquasyncValidationError("\"\(model)\" is not a model name") }
-        var writes: [(gid: String, fields: [String: SyncValue], isDeleted: Bool)] = []
+        var writes: [Write] = []
         writes.reserveCapacity(records.count)
         for (gid, fields) in records {
             if let bad = fields.keys.first(where: { Delta.syncColumns.contains($0) || $0 == Self.legacyDirtyColumn || $0.hasPrefix("_") }) {
                 throw AquasyncValidationError("\"\(bad)\" is a sync column or starts with '_': choose another field name")
             }
-            let gid = gid ?? UUID().uuidString.lowercased()
+            guard let gid else {
+                writes.append(Write(gid: UUID().uuidString.lowercased(), fields: fields, isDeleted: false, isNew: true))
+                continue
+            }
             guard isLowercaseUUID(gid) else { throw AquasyncValidationError("gid must be a lowercase UUID") }
-            writes.append((gid, fields, false))
+            writes.append(Write(gid: gid, fields: fields, isDeleted: false, isNew: false))
         }
         try await write(model, writes)
         return writes.map(\.gid)
@@ -88,7 +91,7 @@ public struct AquasyncLocalRecords: Sendable {
 
     /// Soft-deletes a record and journals the change; its fields are cleared.
     public func delete(_ model: String, gid: String) async throws {
-        try await write(model, [(gid, [:], true)])
+        try await write(model, [Write(gid: gid, fields: [:], isDeleted: true, isNew: false)])
     }
 
     /// The record `gid` of `model`, deleted or not, or `nil` if this device never saw it.
@@ -120,8 +123,16 @@ public struct AquasyncLocalRecords: Sendable {
         }
     }
 
+    /// One version to write: a record's fields or its deletion; `isNew` when its gid was just made.
+    private struct Write: Sendable {
+        var gid: String
+        var fields: [String: SyncValue]
+        var isDeleted: Bool
+        var isNew: Bool
+    }
+
     /// Writes each version in one transaction and journals it, stamped after the version it replaces.
-    private func write(_ model: String, _ writes: [(gid: String, fields: [String: SyncValue], isDeleted: Bool)]) async throws {
+    private func write(_ model: String, _ writes: [Write]) async throws {
         let token = try await deviceToken()
         let now = clock.now()
         let (store, account) = (store, account)
@@ -131,10 +142,15 @@ public struct AquasyncLocalRecords: Sendable {
             if try await tx.metadata(Self.legacyDirtyAdopted) != true, try await store.latestPosition(for: account) == .start {
                 try await tx.setMetadata(true, Self.legacyDirtyAdopted)
             }
-            let keys = writes.map { StoredDelta.key(model, $0.gid) }
-            try await tx.prefetch(keys)
-            try await tx.journal.prefetch(keys)
-            for (gid, fields, isDeleted) in writes {
+            // A gid just made names no record and no journal entry: only the others are read ahead.
+            let given = writes.filter { !$0.isNew }.map { StoredDelta.key(model, $0.gid) }
+            let made = writes.filter(\.isNew).map { StoredDelta.key(model, $0.gid) }
+            try await tx.prefetch(given)
+            try await tx.journal.prefetch(given)
+            try await tx.assumeNeverWritten(made)
+            try await tx.journal.assumeNoEntries(for: made)
+            for write in writes {
+                let (gid, fields, isDeleted) = (write.gid, write.fields, write.isDeleted)
                 let key = StoredDelta.key(model, gid)
                 var timestamp = Delta.milliseconds(now)
                 var held: Delta?

@@ -154,6 +154,8 @@ private struct CountingTransaction: StoreTransaction {
         return found
     }
 
+    func assumeNeverWritten(_ keys: [RecordKey]) async throws { try await base.assumeNeverWritten(keys) }
+
     func put(_ record: SyncRecord) async throws {
         store.wrote(record)
         try await base.put(record)

@@ -52,6 +52,28 @@ struct SQLiteStoreTests {
     }
 
     @Test(arguments: StoreKind.allCases)
+    func keysAssumedNeverWrittenAreNotReadFromTheDatabase(kind: StoreKind) async throws {
+        try await withStore(kind) { store in
+            try await put([note("held", ["v": 1]), note("other", ["v": 2])], in: store)
+            let held = RecordKey(collection: "notes", id: "held")
+            let other = RecordKey(collection: "notes", id: "other")
+            try await store.transaction(for: "ada") { tx in
+                try await tx.assumeNeverWritten([held])
+                // The database holds `held`, so a read that reached it would find it: none did.
+                #expect(try await tx.record(held) == nil)
+                #expect(try await tx.records(at: [held, other]).keys.sorted { $0.id < $1.id } == [other])
+                try await tx.put(note("held", ["v": 3]))
+                #expect(try await tx.record(held)?.record.fields["v"] == 3)
+            }
+            // The write still replaced the record: one row, at the next position.
+            let changes = try await allChanges(of: store)
+            #expect(changes.map(\.record.id) == ["other", "held"])
+            #expect(changes.last?.record.fields["v"] == 3)
+            #expect(changes.last?.position == ChangePosition(3))
+        }
+    }
+
+    @Test(arguments: StoreKind.allCases)
     func throwingBodyLeavesRecordsMetadataAndPositionsUntouched(kind: StoreKind) async throws {
         try await withStore(kind) { store in
             try await put([note("keep", ["v": 1]), note("purge-me")], in: store)

@@ -100,6 +100,12 @@ public struct SyncJournal: Sendable {
         try await transaction.prefetch(keys.map(Self.entryKey))
     }
 
+    /// Tells the transaction that no entry is pending for the records at `keys`, because their ids were
+    /// just made (``StoreTransaction/assumeNeverWritten(_:)``): recording their changes then reads nothing.
+    public func assumeNoEntries(for keys: [RecordKey]) async throws {
+        try await transaction.assumeNeverWritten(keys.map(Self.entryKey))
+    }
+
     /// Every pending entry, in key order; only those of `collections` when given.
     /// - Throws: ``StoreError``.
     public func entries(in collections: Set<CollectionID>? = nil) async throws -> [JournalEntry] {

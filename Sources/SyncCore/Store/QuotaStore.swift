@@ -174,6 +174,8 @@ private final class QuotaTransaction: StoreTransaction {
 
     func records(at keys: [RecordKey]) async throws -> [RecordKey: StoredRecord] { try await base.records(at: keys) }
 
+    func assumeNeverWritten(_ keys: [RecordKey]) async throws { try await base.assumeNeverWritten(keys) }
+
     func records(in collection: CollectionID, after id: RecordID?, limit: Int) async throws -> [StoredRecord] {
         try await base.records(in: collection, after: id, limit: limit)
     }

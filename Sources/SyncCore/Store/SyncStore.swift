@@ -79,6 +79,13 @@ public protocol StoreTransaction: Sendable {
     /// batch get the default, which reads one key at a time.
     func records(at keys: [RecordKey]) async throws -> [RecordKey: StoredRecord]
 
+    /// Tells the transaction that the records at `keys` were never written, because their ids were
+    /// just made (a new random UUID each), so that reading them need not ask the database.
+    ///
+    /// A record the store does hold at one of `keys` reads as missing in this transaction afterwards;
+    /// a write to it still replaces it. Stores that read nothing ahead get the default, which does nothing.
+    func assumeNeverWritten(_ keys: [RecordKey]) async throws
+
     /// Writes a record (insert or replace). A tombstone is written with `isDeleted` set.
     func put(_ record: SyncRecord) async throws
 
@@ -103,6 +110,9 @@ extension StoreTransaction {
         }
         return found
     }
+
+    /// Does nothing: a store without a read-ahead asks the database for each key anyway.
+    public func assumeNeverWritten(_ keys: [RecordKey]) async throws {}
 
     /// Reads the records at `keys` ahead of a loop that asks ``record(_:)`` for each of them.
     ///

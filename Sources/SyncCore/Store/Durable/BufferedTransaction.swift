@@ -87,7 +87,23 @@ package final class BufferedTransaction: StoreTransaction {
     // MARK: Records
 
     package func record(_ key: RecordKey) async throws -> StoredRecord? {
-        try await records(at: [key])[key]
+        // A key this transaction wrote or already read is answered from memory, without the batched
+        // read's arrays and dictionaries: a sync's loop over a prefetched page asks once or twice a record.
+        let known: StoredRecord?? = try withOpenState { state in
+            // A written record carries its committed position, so its committed version must be known.
+            let write = state.records[key]?.write
+            guard let committed = state.committed[key] else {
+                if case .purge? = write { return .some(nil) }
+                return nil
+            }
+            switch write {
+            case .put(let record, _): return .some(StoredRecord(record: record, position: committed?.position ?? .start))
+            case .purge: return .some(nil)
+            case nil: return .some(committed)
+            }
+        }
+        if let known { return known }
+        return try await records(at: [key])[key]
     }
 
     /// The most keys one committed read of ``records(at:)`` asks for; more are read in several.
@@ -118,6 +134,13 @@ package final class BufferedTransaction: StoreTransaction {
                 }
             }
             return records
+        }
+    }
+
+    package func assumeNeverWritten(_ keys: [RecordKey]) async throws {
+        for key in keys { try requireStorable(key) }
+        try withOpenState { state in
+            for key in keys where state.committed[key] == nil { state.committed[key] = .some(nil) }
         }
     }
 
