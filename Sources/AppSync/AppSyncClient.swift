@@ -187,10 +187,15 @@ public actor AppSyncClient {
             }
         }
         let guids = objects.map { $0.guid ?? UUID().uuidString }
+        // A guid just made names no object and no journal entry: only the given ones are read ahead.
+        let given = zip(objects, guids).filter { $0.0.guid != nil }.map { StoredObject.key(typeName, $0.1) }
+        let made = zip(objects, guids).filter { $0.0.guid == nil }.map { StoredObject.key(typeName, $0.1) }
         let time = configuration.clock.now()
         try await store.transaction(for: account) { tx in
-            try await tx.prefetch(guids.map { StoredObject.key(typeName, $0) })
-            try await tx.journal.prefetch(guids.map { StoredObject.key(typeName, $0) })
+            try await tx.prefetch(given)
+            try await tx.journal.prefetch(given)
+            try await tx.assumeNeverWritten(made)
+            try await tx.journal.assumeNoEntries(for: made)
             for (guid, (_, fields)) in zip(guids, objects) {
                 let existing = try await tx.record(StoredObject.key(typeName, guid)).map { try StoredObject.object($0.record) }
                 let now = Self.wholeSeconds(time)
