@@ -143,15 +143,19 @@ public struct AppSyncServer: SyncService {
             }
         }
         let valid = objects
-        let outcome = try await store.transaction(for: account) { tx in try await apply(valid, type: type, in: tx) }
+        let (outcome, committed) = try await store.transactionWithPositions(for: account) { tx in
+            try await apply(valid, type: type, in: tx)
+        }
         metrics.received(valid.count)
         metrics.conflicts(outcome.rejected.count { $0.status == AppSyncServer.conflictStatus })
-        let latest = try await store.latestPosition(for: account)
+        let upload = try await store.uploadPositions(of: outcome.applied, committed: committed, for: account)
+        var latest = upload?.latest ?? .start
+        if upload == nil { latest = try await store.latestPosition(for: account) }
         var result: [String: SyncValue] = [
             "statuscode": outcome.rejected.isEmpty ? "OK" : "NOK",
             "servercounter": .integer(Int64(clamping: latest.rawValue)),
         ]
-        if let before = try await store.position(before: outcome.applied, upTo: latest, for: account) {
+        if let before = upload?.before {
             result["servercounter_before"] = .integer(Int64(clamping: before.rawValue))
         }
         if !outcome.rejected.isEmpty {

@@ -173,9 +173,8 @@ public struct AquasyncServer: SyncService {
                 status: 413, message: "a DeltaPack may carry at most \(maxDeltasPerPack) deltas; this one has \(pack.count)")
         }
         let packKey = "pack/" + (pack.id ?? "")
-        let outcome: (refused: [DeltaPack.Refusal], conflicts: Int?, applied: [RecordKey]) = try await store.transaction(
-            for: account
-        ) { tx in
+        let (outcome, committed) = try await store.transactionWithPositions(for: account) {
+            tx -> (refused: [DeltaPack.Refusal], conflicts: Int?, applied: [RecordKey]) in
             if let ledger = try await tx.metadata(packKey, for: Self.packLedger) {
                 return (Self.refusals(inLedger: ledger), nil, [])
             }
@@ -208,12 +207,11 @@ public struct AquasyncServer: SyncService {
         if !outcome.refused.isEmpty { answer["refused"] = .array(outcome.refused.map(\.value)) }
         // When the pack's deltas were stored as sent (no conflict made the server write a version of its own,
         // which the device must pull) and are the account's newest changes, the device may move past them.
-        if outcome.conflicts == 0 {
-            let latest = try await store.latestPosition(for: account)
-            if let before = try await store.position(before: outcome.applied, upTo: latest, for: account) {
-                answer["ustBefore"] = .integer(Int64(clamping: before.rawValue))
-                answer["latestUST"] = .integer(Int64(clamping: latest.rawValue))
-            }
+        if outcome.conflicts == 0,
+            let upload = try await store.uploadPositions(of: outcome.applied, committed: committed, for: account)
+        {
+            answer["ustBefore"] = .integer(Int64(clamping: upload.before.rawValue))
+            answer["latestUST"] = .integer(Int64(clamping: upload.latest.rawValue))
         }
         return try .encoded(.dictionary(answer), with: output)
     }

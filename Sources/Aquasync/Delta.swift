@@ -47,6 +47,8 @@ public struct Delta: Sendable, Hashable {
     /// (null in a property list): a missing field and a null field mean the same here.
     public func value(for codecFeatures: CodecFeatures = [.null]) -> SyncValue {
         var dictionary = codecFeatures.contains(.null) ? fields : fields.filter { $0.value != .null }
+        // Room for the columns at once: the copy of the fields is made at its final size instead of growing twice.
+        dictionary.reserveCapacity(dictionary.count + 5)
         dictionary["gid"] = .string(gid)
         dictionary["deviceToken"] = .string(deviceToken)
         dictionary["localTimestamp"] = .integer(localTimestamp)

@@ -142,6 +142,16 @@ public final class PostgresStore: SyncStore {
         for account: AccountID,
         _ body: @Sendable (any StoreTransaction) async throws -> Result
     ) async throws -> Result {
+        try await transactionWithPositions(for: account, body).result
+    }
+
+    /// Runs `body` as ``transaction(for:_:)`` does and tells the positions its commit handed out:
+    /// the account's last position before the commit, and after it.
+    /// - Throws: as ``transaction(for:_:)``.
+    public func transactionWithPositions<Result: Sendable>(
+        for account: AccountID,
+        _ body: @Sendable (any StoreTransaction) async throws -> Result
+    ) async throws -> (result: Result, positions: CommittedPositions?) {
         guard !account.rawValue.utf8.contains(0) else {
             throw StoreError(.invalidArgument, "an account name contains a NUL character, which PostgreSQL cannot store")
         }
@@ -152,7 +162,7 @@ public final class PostgresStore: SyncStore {
             let outcome =
                 attempt == 0
                 ? try await runOptimistically(body, for: account) : try await runLocked(body, for: account)
-            if case .committed(let result) = outcome { return result }
+            if case .committed(let result, let positions) = outcome { return (result, positions) }
         }
         throw StoreError(
             .conflict,
@@ -191,7 +201,7 @@ public final class PostgresStore: SyncStore {
     /// How one run of a transaction body ended, unless it threw.
     private enum Attempt<Result> {
         /// The writes committed; the body returned `Result`.
-        case committed(Result)
+        case committed(Result, CommittedPositions?)
         /// Another process committed to the account since the body read it: run it again.
         case conflicted
     }
@@ -211,10 +221,10 @@ public final class PostgresStore: SyncStore {
         }
         let outcome = transaction.finish()
         guard outcome.readsAgree else { return .conflicted }
-        if outcome.writes.isEmpty { return .committed(result) }
+        if outcome.writes.isEmpty { return .committed(result, nil) }
         let (queries, channel) = (self.queries, configuration.notificationChannel)
         do {
-            try await withStoreErrors("committing a transaction of \(account)") {
+            let positions = try await withStoreErrors("committing a transaction of \(account)") {
                 // One statement, so one transaction of its own.
                 try await client.withConnection { connection in
                     try await queries.commit(
@@ -222,7 +232,7 @@ public final class PostgresStore: SyncStore {
                         notifying: channel, connection)
                 }
             }
-            return .committed(result)
+            return .committed(result, positions)
         } catch let error where Self.isConflict(error) {
             return .conflicted
         }
@@ -255,14 +265,13 @@ public final class PostgresStore: SyncStore {
                     }
                     let outcome = transaction.finish()
                     guard outcome.readsAgree else { return .conflicted }
-                    if !outcome.writes.isEmpty {
-                        try await withStoreErrors("committing a transaction of \(account)") {
-                            try await queries.commit(
-                                outcome.writes, of: account, expectedRevision: outcome.oldestRevisionRead,
-                                notifying: channel, connection)
-                        }
+                    guard !outcome.writes.isEmpty else { return .committed(result, nil) }
+                    let positions = try await withStoreErrors("committing a transaction of \(account)") {
+                        try await queries.commit(
+                            outcome.writes, of: account, expectedRevision: outcome.oldestRevisionRead,
+                            notifying: channel, connection)
                     }
-                    return .committed(result)
+                    return .committed(result, positions)
                 }
             }
         } catch let failure as BodyFailure {

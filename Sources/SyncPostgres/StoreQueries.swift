@@ -189,12 +189,14 @@ struct StoreQueries: Sendable {
     /// - Parameters:
     ///   - expectedRevision: the revision the transaction's reads saw, or `nil` when it read nothing.
     ///   - channel: the channel to notify when records were written.
+    /// - Returns: The positions the commit handed out.
     /// - Throws: ``RevisionConflict`` when another process committed to the
     ///   account since the reads (nothing was written), or what the database throws.
+    @discardableResult
     func commit(
         _ writes: PendingWrites, of account: AccountID, expectedRevision: Int64?, notifying channel: String,
         _ connection: PostgresConnection
-    ) async throws {
+    ) async throws -> CommittedPositions {
         var puts = RecordColumnArrays()
         var purged: (collections: [String], ids: [String]) = ([], [])
         for (key, write) in writes.records {
@@ -272,10 +274,12 @@ struct StoreQueries: Sendable {
         }
         statement.deletePart("unmeta", from: "\(schema).peer_metadata", where: ("peer", "key"), in: removedMetadata)
         let rows = try await connection.query(statement.query, logger: logger)
-        var committed = false
-        for try await _ in rows { committed = true }
+        var before: Int64?
+        for try await row in rows { before = try row.makeRandomAccess()[0].decode(Int64.self) }
         // No row: the account's row had moved past the revision read, and nothing was written.
-        guard committed else { throw RevisionConflict() }
+        guard let before else { throw RevisionConflict() }
+        return try CommittedPositions(
+            before: ChangePosition(Self.position(before)), latest: ChangePosition(Self.position(before + putCount)))
     }
 
     /// A commit's statement: data-modifying `WITH` parts that each write for
@@ -313,11 +317,12 @@ struct StoreQueries: Sendable {
                 """)
         }
 
-        /// The statement: every part, then one row per account row written, with a count of
-        /// each later part's rows so that PostgreSQL runs the ones that only `SELECT`.
+        /// The statement: every part, then one row per account row written (the account's last position
+        /// before the commit first), with a count of each later part's rows so that PostgreSQL runs the
+        /// ones that only `SELECT`.
         var query: PostgresQuery {
             let counts = names.dropFirst().map { "(SELECT count(*) FROM \($0))" }
-            let select = "SELECT " + (["acct.id"] + counts).joined(separator: ", ") + " FROM acct"
+            let select = "SELECT " + (["acct.first_before"] + counts).joined(separator: ", ") + " FROM acct"
             return PostgresQuery(unsafeSQL: "WITH " + parts.joined(separator: ",\n") + "\n" + select, binds: binds)
         }
     }

@@ -28,7 +28,7 @@ final class GroupCommit: Sendable {
         let writes: PendingWrites
         let account: AccountID
         let expectedRevision: Int64?
-        let done: CheckedContinuation<Void, any Error>
+        let done: CheckedContinuation<CommittedPositions, any Error>
     }
 
     private struct Queue {
@@ -51,8 +51,8 @@ final class GroupCommit: Sendable {
     /// - Parameter expectedRevision: The revision the transaction's reads saw, or `nil` when it read nothing.
     /// - Throws: ``RevisionConflict`` when another process committed to the account since, or the
     ///   error that stopped the commit (nothing of it is written then).
-    func commit(_ writes: PendingWrites, of account: AccountID, expectedRevision: Int64?) async throws {
-        try await withCheckedThrowingContinuation { (done: CheckedContinuation<Void, any Error>) in
+    func commit(_ writes: PendingWrites, of account: AccountID, expectedRevision: Int64?) async throws -> CommittedPositions {
+        try await withCheckedThrowingContinuation { (done: CheckedContinuation<CommittedPositions, any Error>) in
             let startsWriter = queue.withLock { queue in
                 queue.waiting.append(Waiting(writes: writes, account: account, expectedRevision: expectedRevision, done: done))
                 let writerIsIdle = !queue.isWriting
@@ -82,7 +82,7 @@ final class GroupCommit: Sendable {
 
     /// Writes `group` in one transaction and resumes the commits it settles; returns those to write again.
     private func write(_ group: [Waiting], _ db: Database) -> [Waiting] {
-        var written: [Int] = []
+        var written: [(index: Int, positions: CommittedPositions)] = []
         var conflicted: [Int] = []
         var failure: (index: Int, error: any Error)?
         transactionsWritten.add(1, ordering: .relaxed)
@@ -90,11 +90,13 @@ final class GroupCommit: Sendable {
             try db.inTransaction(.immediate) {
                 for (index, member) in group.enumerated() {
                     do {
+                        var positions: CommittedPositions?
                         try db.inSavepoint {
-                            try StoreQueries.commit(member.writes, of: member.account, expectedRevision: member.expectedRevision, db)
+                            positions = try StoreQueries.commit(
+                                member.writes, of: member.account, expectedRevision: member.expectedRevision, db)
                             return .commit
                         }
-                        written.append(index)
+                        if let positions { written.append((index, positions)) }
                     } catch is RevisionConflict {
                         conflicted.append(index)
                     } catch {
@@ -111,12 +113,12 @@ final class GroupCommit: Sendable {
         }
         for index in conflicted { group[index].done.resume(throwing: RevisionConflict()) }
         guard let failure else {
-            for index in written { group[index].done.resume() }
+            for (index, positions) in written { group[index].done.resume(returning: positions) }
             return []
         }
         // Rolled back for one member's failure: that member fails; those written before it, and those
         // not tried yet, go again.
         group[failure.index].done.resume(throwing: failure.error)
-        return written.map { group[$0] } + group[(failure.index + 1)...]
+        return written.map { group[$0.index] } + group[(failure.index + 1)...]
     }
 }

@@ -162,6 +162,16 @@ public final class SQLiteStore: ChangeNotifyingStore {
         for account: AccountID,
         _ body: @Sendable (any StoreTransaction) async throws -> Result
     ) async throws -> Result {
+        try await transactionWithPositions(for: account, body).result
+    }
+
+    /// Runs `body` as ``transaction(for:_:)`` does and tells the positions its commit handed out:
+    /// the account's last position before the commit, and after it.
+    /// - Throws: as ``transaction(for:_:)``.
+    public func transactionWithPositions<Result: Sendable>(
+        for account: AccountID,
+        _ body: @Sendable (any StoreTransaction) async throws -> Result
+    ) async throws -> (result: Result, positions: CommittedPositions?) {
         await locks.acquire(account)
         defer { locks.release(account) }
         let attempts = max(1, configuration.maximumAttempts)
@@ -176,13 +186,13 @@ public final class SQLiteStore: ChangeNotifyingStore {
             }
             let outcome = transaction.finish()
             guard outcome.readsAgree else { continue }
-            if outcome.writes.isEmpty { return result }
+            if outcome.writes.isEmpty { return (result, nil) }
             do {
-                try await commit(outcome, of: account)
+                let positions = try await commit(outcome, of: account)
                 if let change = StoreChange.committing(outcome.writes.puts, of: account) {
                     announcer.announce(change)
                 }
-                return result
+                return (result, positions)
             } catch is RevisionConflict {
                 continue
             }
@@ -250,7 +260,7 @@ public final class SQLiteStore: ChangeNotifyingStore {
 
     // MARK: Commit
 
-    private func commit(_ outcome: BufferedTransaction.Outcome, of account: AccountID) async throws {
+    private func commit(_ outcome: BufferedTransaction.Outcome, of account: AccountID) async throws -> CommittedPositions {
         try await withStoreErrors("committing a transaction of \(account)") {
             try await commits.commit(outcome.writes, of: account, expectedRevision: outcome.oldestRevisionRead)
         }

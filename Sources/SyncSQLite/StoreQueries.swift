@@ -157,11 +157,13 @@ enum StoreQueries {
     /// account's revision up.
     /// - Parameter expectedRevision: the revision the transaction's reads saw,
     ///   or `nil` when it read nothing.
+    /// - Returns: The positions the commit handed out.
     /// - Throws: ``RevisionConflict`` when another process committed to the
     ///   account since, or an error of SQLite.
+    @discardableResult
     static func commit(
         _ writes: PendingWrites, of account: AccountID, expectedRevision: Int64?, _ db: Database
-    ) throws {
+    ) throws -> CommittedPositions {
         let accountStatement = try db.cachedStatement(
             sql: """
                 INSERT INTO account(name, revision) VALUES (?, 1)
@@ -175,6 +177,7 @@ enum StoreQueries {
         var lastPosition: Int64 = try accountRow.decode(atIndex: 1)
         let revision: Int64 = try accountRow.decode(atIndex: 2)
         if let expectedRevision, revision - 1 != expectedRevision { throw RevisionConflict() }
+        let positionBefore = lastPosition
 
         let upsert = try db.cachedStatement(
             sql: """
@@ -219,6 +222,7 @@ enum StoreQueries {
 
         try db.cachedStatement(sql: "UPDATE account SET last_position = ? WHERE id = ?")
             .execute(arguments: [lastPosition, accountID])
+        return try CommittedPositions(before: ChangePosition(position(positionBefore)), latest: ChangePosition(position(lastPosition)))
     }
 
     // MARK: Rows

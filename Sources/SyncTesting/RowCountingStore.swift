@@ -112,6 +112,15 @@ public final class RowCountingStore: SyncStore, Sendable {
         return try await base.transaction(for: account) { tx in try await body(CountingTransaction(base: tx, store: self)) }
     }
 
+    /// Runs `body` as ``transaction(for:_:)`` does; ``base`` tells the commit's positions.
+    /// - Throws: What `body` or ``base`` throws.
+    public func transactionWithPositions<Result: Sendable>(
+        for account: AccountID, _ body: @Sendable (any StoreTransaction) async throws -> Result
+    ) async throws -> (result: Result, positions: CommittedPositions?) {
+        state.withLock { $0.transactions += 1 }
+        return try await base.transactionWithPositions(for: account) { tx in try await body(CountingTransaction(base: tx, store: self)) }
+    }
+
     /// Reads changes from ``base`` and counts them.
     /// - Throws: What ``base`` throws.
     public func changes(

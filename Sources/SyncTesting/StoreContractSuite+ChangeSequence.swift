@@ -58,7 +58,35 @@ extension StoreContractSuite {
                     "after commit #\(index + 1) (position \(position)) the changes are \(later.map(\.record.key)), "
                         + "expected the \(expected) written later")
             }
+            try await verifyCommittedPositions(check, of: store, for: account)
         }
+    }
+
+    /// Checks what ``SyncStore/transactionWithPositions(for:_:)`` tells, where the store tells it: the
+    /// commit's record writes are exactly the changes after ``CommittedPositions/before``, the last at
+    /// ``CommittedPositions/latest``, the account's latest position; a transaction that writes nothing
+    /// tells nothing.
+    private func verifyCommittedPositions(_ check: String, of store: any SyncStore, for account: AccountID) async throws {
+        let written = [Self.record("notes", "w1"), Self.record("tasks", "w2")]
+        let (_, told) = try await store.transactionWithPositions(for: account) { tx in
+            for record in written { try await tx.put(record) }
+            try await tx.purge(RecordKey(collection: "notes", id: "n3"))
+            try await tx.setMetadata("after-w2", "anchor", for: "contract-peer")
+        }
+        if let told {
+            let latest = try await store.latestPosition(for: account)
+            let after = try await allChanges(check, of: store, for: account, after: told.before)
+            try require(
+                told.recordWrites == 2 && told.latest == latest
+                    && Set(after.map(\.record.key)) == Set(written.map(\.key)) && after.last?.position == told.latest,
+                check,
+                "a commit of 2 records told positions \(told.before) … \(told.latest), the latest position is \(latest), "
+                    + "and the changes after \(told.before) are \(after.map(\.record.key))")
+        }
+        let (_, nothing) = try await store.transactionWithPositions(for: account) { tx in
+            _ = try await tx.record(RecordKey(collection: "notes", id: "w1"))
+        }
+        try require(nothing == nil, check, "a transaction that wrote nothing told positions \(String(describing: nothing))")
     }
 
     /// Checks paging through the changes: each page holds at most `limit`

@@ -14,6 +14,8 @@ public struct MeteredStore: SyncStore {
     /// The store every call goes to.
     public let base: any SyncStore
     private let factory: any MetricsFactory
+    /// The timers, made once: making one looks it up in the metrics backend's registry.
+    private let timers: [String: CoreMetrics.Timer]
 
     /// Wraps `base`.
     /// - Parameters:
@@ -22,6 +24,9 @@ public struct MeteredStore: SyncStore {
     public init(_ base: any SyncStore, factory: any MetricsFactory = MetricsSystem.factory) {
         self.base = base
         self.factory = factory
+        timers = Dictionary(uniqueKeysWithValues: ["transaction", "changes", "latest_position"].map { operation in
+            (operation, CoreMetrics.Timer(label: "anchorage_store_duration_seconds", dimensions: [("operation", operation)], factory: factory))
+        })
     }
 
     /// Runs the transaction on ``base``, timed as `transaction`.
@@ -30,6 +35,14 @@ public struct MeteredStore: SyncStore {
         for account: AccountID, _ body: @Sendable (any StoreTransaction) async throws -> Result
     ) async throws -> Result {
         try await timed("transaction") { try await base.transaction(for: account, body) }
+    }
+
+    /// Runs the base store's transaction and tells its commit's positions, timed as a `transaction`.
+    /// - Throws: What the base store throws.
+    public func transactionWithPositions<Result: Sendable>(
+        for account: AccountID, _ body: @Sendable (any StoreTransaction) async throws -> Result
+    ) async throws -> (result: Result, positions: CommittedPositions?) {
+        try await timed("transaction") { try await base.transactionWithPositions(for: account, body) }
     }
 
     /// Reads changes from ``base``, timed as `changes`.
@@ -60,7 +73,6 @@ public struct MeteredStore: SyncStore {
     }
 
     private func record(_ operation: String, since start: ContinuousClock.Instant) {
-        CoreMetrics.Timer(label: "anchorage_store_duration_seconds", dimensions: [("operation", operation)], factory: factory)
-            .recordNanoseconds((ContinuousClock.now - start).nanoseconds)
+        timers[operation]?.recordNanoseconds((ContinuousClock.now - start).nanoseconds)
     }
 }

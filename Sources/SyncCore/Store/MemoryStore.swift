@@ -47,6 +47,16 @@ public actor MemoryStore: ChangeNotifyingStore {
         for account: AccountID,
         _ body: @Sendable (any StoreTransaction) async throws -> Result
     ) async throws -> Result {
+        try await transactionWithPositions(for: account, body).result
+    }
+
+    /// Runs `body` as ``transaction(for:_:)`` does and tells the positions its commit handed out;
+    /// positions count across accounts here, so ``CommittedPositions/before`` is the one right before
+    /// the commit's first record write.
+    public func transactionWithPositions<Result: Sendable>(
+        for account: AccountID,
+        _ body: @Sendable (any StoreTransaction) async throws -> Result
+    ) async throws -> (result: Result, positions: CommittedPositions?) {
         await locks.acquire(account)
         let transaction = MemoryTransaction(account: account, base: accounts[account] ?? MemoryAccountState())
         let result: Result
@@ -58,10 +68,12 @@ public actor MemoryStore: ChangeNotifyingStore {
             throw error
         }
         let writes = transaction.finish()
+        let before = lastPosition
         commit(writes, to: account)
         locks.release(account)
         if let change = StoreChange.committing(writes.records.compactMap { if case .put = $0.1 { $0.0 } else { nil } }, of: account) { announcer.announce(change) }
-        return result
+        let positions = writes.isEmpty ? nil : CommittedPositions(before: ChangePosition(before), latest: ChangePosition(lastPosition))
+        return (result, positions)
     }
 
     /// The commits that write records from now on (``StoreChange``), with

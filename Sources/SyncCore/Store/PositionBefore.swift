@@ -27,4 +27,27 @@ extension SyncStore {
         else { return nil }
         return before
     }
+
+    /// Where an upload's records sit in the account's change sequence, for the upload's answer: the
+    /// position right before them and the last of them, when they are the newest changes one after
+    /// another; `nil` otherwise.
+    ///
+    /// With the commit's positions (``transactionWithPositions(for:_:)``) nothing is read: the records
+    /// took those positions when the commit wrote exactly as many records as `keys` names. A store that
+    /// cannot tell its positions is asked for its latest position and ``position(before:upTo:for:)``.
+    /// - Parameters:
+    ///   - keys: The records the upload's transaction wrote; it wrote no record outside them.
+    ///   - positions: The positions the transaction's commit handed out, if the store told them.
+    ///   - account: The account.
+    /// - Throws: ``StoreError``.
+    public func uploadPositions(
+        of keys: [RecordKey], committed positions: CommittedPositions?, for account: AccountID
+    ) async throws -> CommittedPositions? {
+        guard let positions else {
+            let latest = try await latestPosition(for: account)
+            return try await position(before: keys, upTo: latest, for: account).map { CommittedPositions(before: $0, latest: latest) }
+        }
+        guard positions.recordWrites == UInt64(keys.count), Set(keys).count == keys.count else { return nil }
+        return positions
+    }
 }

@@ -77,9 +77,16 @@ public struct QuotaStore: SyncStore {
     public func transaction<Result: Sendable>(
         for account: AccountID, _ body: @Sendable (any StoreTransaction) async throws -> Result
     ) async throws -> Result {
+        try await transactionWithPositions(for: account, body).result
+    }
+
+    /// Runs `body` as ``transaction(for:_:)`` does; the base store tells the commit's positions.
+    public func transactionWithPositions<Result: Sendable>(
+        for account: AccountID, _ body: @Sendable (any StoreTransaction) async throws -> Result
+    ) async throws -> (result: Result, positions: CommittedPositions?) {
         let baseline = try await baselineIfUncounted(account)
         let limits = self.limits
-        let result = try await base.transaction(for: account) { tx in
+        let result = try await base.transactionWithPositions(for: account) { tx in
             let counting = QuotaTransaction(base: tx)
             let result = try await body(counting)
             let change = counting.change

@@ -41,6 +41,19 @@ public protocol SyncStore: Sendable {
         _ body: @Sendable (any StoreTransaction) async throws -> Result
     ) async throws -> Result
 
+    /// Runs `body` in one atomic transaction on `account`'s data, as ``transaction(for:_:)`` does, and
+    /// tells which change positions its commit handed out.
+    ///
+    /// A server answering an upload learns from them, without reading the store again, whether the
+    /// upload's records are the account's newest changes (``uploadPositions(of:committed:for:)``).
+    /// - Returns: What `body` returned, and the commit's positions: `nil` when the transaction wrote
+    ///   nothing, or when the store cannot tell (the default, for stores written before this method).
+    /// - Throws: what `body` throws (after rolling back), or ``StoreError``.
+    func transactionWithPositions<Result: Sendable>(
+        for account: AccountID,
+        _ body: @Sendable (any StoreTransaction) async throws -> Result
+    ) async throws -> (result: Result, positions: CommittedPositions?)
+
     /// The records of `account` written after `position`, in order of position,
     /// at most `limit` of them, optionally only from `collections`.
     /// - Throws: ``StoreError`` when the store cannot be read.
@@ -54,6 +67,35 @@ public protocol SyncStore: Sendable {
     /// The position of the latest committed write of `account` (``ChangePosition/start`` before any).
     /// - Throws: ``StoreError`` when the store cannot be read.
     func latestPosition(for account: AccountID) async throws -> ChangePosition
+}
+
+extension SyncStore {
+    /// Runs the transaction without telling its positions: the default for a store that cannot.
+    public func transactionWithPositions<Result: Sendable>(
+        for account: AccountID,
+        _ body: @Sendable (any StoreTransaction) async throws -> Result
+    ) async throws -> (result: Result, positions: CommittedPositions?) {
+        (try await transaction(for: account, body), nil)
+    }
+}
+
+/// The change positions one commit handed out: its record writes took the positions after
+/// ``before``, up to ``latest``, in the order written, and nothing else of the account did.
+public struct CommittedPositions: Sendable, Hashable {
+    /// The position right before the commit's first record write (the account's latest before the
+    /// commit, in a store whose positions count per account).
+    public var before: ChangePosition
+    /// The position of the commit's last record write; ``before`` when it wrote no record.
+    public var latest: ChangePosition
+
+    /// Positions `before` + 1 … `latest`.
+    public init(before: ChangePosition, latest: ChangePosition) {
+        self.before = before
+        self.latest = latest
+    }
+
+    /// How many record writes took a position.
+    public var recordWrites: UInt64 { latest.rawValue - before.rawValue }
 }
 
 /// Reads and writes inside one store transaction.
