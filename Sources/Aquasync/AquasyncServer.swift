@@ -133,27 +133,29 @@ public struct AquasyncServer: SyncService {
     {
         let start = ChangePosition(UInt64(ust))
         var position = start
-        var pack = DeltaPack()
+        // The deltas in their wire form, straight from the stored fields.
+        var models: [String: [SyncValue]] = [:]
+        var hasMore = false
         var count = 0
         pages: for try await page in store.changePages(for: account, after: start, pageSize: pageSize) {
             for stored in page.records {
                 guard count < pageSize else {
-                    pack.hasMore = true
+                    hasMore = true
                     break pages
                 }
                 position = stored.position
-                guard let model = StoredDelta.model(of: stored.record.collection) else { continue }
-                let delta = try StoredDelta.delta(stored)
-                guard delta.deviceToken != deviceToken else { continue }
-                pack.models[model, default: []].append(delta)
+                guard let model = StoredDelta.model(of: stored.record.collection),
+                    let delta = try StoredDelta.wireValue(stored, unlessMadeBy: deviceToken, for: codec.features)
+                else { continue }
+                models[model, default: []].append(delta)
                 count += 1
             }
             position = page.lastPosition
         }
         if position == start { return SyncResponse(status: 204) }
         metrics.sent(count)
-        pack.latestUST = Int64(clamping: position.rawValue)
-        return try .encoded(pack.value(for: codec.features), with: codec)
+        let pack = DeltaPack.value(models: models, latestUST: Int64(clamping: position.rawValue), hasMore: hasMore)
+        return try .encoded(pack, with: codec)
     }
 
     // MARK: Push

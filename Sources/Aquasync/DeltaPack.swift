@@ -40,10 +40,14 @@ public struct DeltaPack: Sendable, Hashable {
 
     /// The pack as a value, for a codec with `codecFeatures`.
     public func value(for codecFeatures: CodecFeatures = [.null]) -> SyncValue {
-        var dictionary: [String: SyncValue] = [:]
-        for (model, deltas) in models {
-            dictionary[model] = .array(deltas.map { $0.value(for: codecFeatures) })
-        }
+        Self.value(
+            models: models.mapValues { deltas in deltas.map { $0.value(for: codecFeatures) } }, id: id,
+            latestUST: latestUST, hasMore: hasMore)
+    }
+
+    /// A pack as a value, from deltas already in their wire form (``Delta/value(for:)``).
+    static func value(models: [String: [SyncValue]], id: String? = nil, latestUST: Int64?, hasMore: Bool) -> SyncValue {
+        var dictionary = models.mapValues(SyncValue.array)
         if let id { dictionary["_id"] = .string(id) }
         if let latestUST { dictionary["latestUST"] = .integer(latestUST) }
         if hasMore { dictionary["hasMore"] = .bool(true) }

@@ -48,6 +48,22 @@ enum StoredDelta {
         }
     }
 
+    /// The delta a stored record holds in its wire form, as ``Delta/value(for:)`` makes it with `ust`
+    /// set to its position, or `nil` when `deviceToken` made it: a pull's answer, taken straight from
+    /// the stored fields (the wire form without `ust`) instead of through a ``Delta`` and back.
+    /// - Throws: ``StoreError`` with ``StoreError/Code/corrupt`` when the record is not a stored delta.
+    static func wireValue(_ stored: StoredRecord, unlessMadeBy deviceToken: String?, for features: CodecFeatures) throws -> SyncValue? {
+        var fields = stored.record.fields
+        guard case .string? = fields["gid"], case .string(let madeBy)? = fields["deviceToken"] else {
+            throw StoreError(.corrupt, "\(stored.record.key) is not an Aquasync record")
+        }
+        guard madeBy != deviceToken else { return nil }
+        fields.removeValue(forKey: AquasyncLocalRecords.legacyDirtyColumn)
+        if !features.contains(.null) { fields = fields.filter { $0.value != .null } }
+        fields["ust"] = .integer(Int64(clamping: stored.position.rawValue))
+        return .dictionary(fields)
+    }
+
     // MARK: The journal's form
 
     /// `delta` as the journal keeps it: the store key, the model's own fields

@@ -117,6 +117,24 @@ struct AquasyncServerTests {
         }
     }
 
+    @Test("a pull answers in the puller's codec: a null field pushed in JSON reaches a JSON device and is left out for a property list one; a device's own deltas are skipped", arguments: TransportRoute.allCases)
+    func pullAnswersInThePullersCodec(route: TransportRoute) async throws {
+        let harness = AquasyncHarness()
+        try await harness.withTransport(route) { transport in
+            let writer = harness.client(.json, through: transport)
+            let gid = try await writer.save("Contact", fields: ["name": "Ada", "nickname": .null])
+            try await writer.sync()
+            #expect(try await writer.sync().pulled == 0, "the writer's own delta does not come back")
+            let jsonDevice = harness.client(.json, through: transport)
+            #expect(try await jsonDevice.sync().pulled == 1)
+            #expect(try await jsonDevice.object("Contact", gid: gid)?.fields == ["name": "Ada", "nickname": .null])
+            let plistDevice = harness.client(.xmlPlist, through: transport)
+            #expect(try await plistDevice.sync().pulled == 1)
+            #expect(try await plistDevice.object("Contact", gid: gid)?.fields == ["name": "Ada"])
+            #expect(try await plistDevice.latestUST() == (try await jsonDevice.latestUST()))
+        }
+    }
+
     @Test("one account never sees another's records", arguments: TransportRoute.allCases)
     func accountsAreSeparate(route: TransportRoute) async throws {
         let harness = AquasyncHarness()
