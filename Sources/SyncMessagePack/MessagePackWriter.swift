@@ -65,9 +65,10 @@ struct MessagePackWriter: ~Copyable {
                 try writeString(entry.key)
                 try write(entry.value, depth: depth + 1)
             } else {
-                for entry in entries.sorted(by: { KeyOrder.precedes($0.key, $1.key) }) {
-                    try writeString(entry.key)
-                    try write(entry.value, depth: depth + 1)
+                for index in KeyOrder.sortedIndices(of: entries) {
+                    let (key, value) = entries[index]
+                    try writeString(key)
+                    try write(value, depth: depth + 1)
                 }
             }
         }

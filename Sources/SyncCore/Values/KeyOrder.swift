@@ -16,4 +16,13 @@ package enum KeyOrder {
         if let ordered = ordered ?? nil { return ordered }
         return lhs.utf8.lexicographicallyPrecedes(rhs.utf8)
     }
+
+    /// The indices of `entries` in the order of their keys: sorting indices moves small values, where
+    /// sorting the entries themselves copies every key and value (and counts their references) as it goes.
+    package static func sortedIndices(of entries: [String: SyncValue]) -> [Dictionary<String, SyncValue>.Index] {
+        var indices = Array(entries.indices)
+        let keys = entries.keys
+        indices.sort { precedes(keys[$0], keys[$1]) }
+        return indices
+    }
 }

@@ -45,12 +45,12 @@ struct JSONWriter {
                 bytes.append(JSONByte.colon)
                 try write(entry.value, depth: depth + 1)
             } else {
-                let sorted = entries.sorted { KeyOrder.precedes($0.key, $1.key) }
-                for (position, entry) in sorted.enumerated() {
+                for (position, index) in KeyOrder.sortedIndices(of: entries).enumerated() {
                     if position > 0 { bytes.append(JSONByte.comma) }
-                    writeString(entry.key)
+                    let (key, value) = entries[index]
+                    writeString(key)
                     bytes.append(JSONByte.colon)
-                    try write(entry.value, depth: depth + 1)
+                    try write(value, depth: depth + 1)
                 }
             }
             bytes.append(JSONByte.closeBrace)

@@ -103,7 +103,8 @@ package enum StoredValueFormat {
         guard depth < maxDepth else { throw tooDeep() }
         bytes.append(Tag.dictionary.rawValue)
         writeVarint(UInt64(entries.count), to: &bytes)
-        for (key, value) in entries.sorted(by: { KeyOrder.precedes($0.key, $1.key) }) {
+        for index in KeyOrder.sortedIndices(of: entries) {
+            let (key, value) = entries[index]
             writeString(key, to: &bytes)
             try write(value, to: &bytes, depth: depth + 1)
         }
