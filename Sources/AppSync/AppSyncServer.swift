@@ -149,8 +149,8 @@ public struct AppSyncServer: SyncService {
         metrics.received(valid.count)
         metrics.conflicts(outcome.rejected.count { $0.status == AppSyncServer.conflictStatus })
         let upload = try await store.uploadPositions(of: outcome.applied, committed: committed, for: account)
-        var latest = upload?.latest ?? .start
-        if upload == nil { latest = try await store.latestPosition(for: account) }
+        let latest: ChangePosition
+        if let upload { latest = upload.latest } else { latest = try await store.latestPosition(for: account) }
         var result: [String: SyncValue] = [
             "statuscode": outcome.rejected.isEmpty ? "OK" : "NOK",
             "servercounter": .integer(Int64(clamping: latest.rawValue)),

@@ -90,13 +90,13 @@ final class GroupCommit: Sendable {
             try db.inTransaction(.immediate) {
                 for (index, member) in group.enumerated() {
                     do {
-                        var positions: CommittedPositions?
+                        var positions = CommittedPositions(before: .start, latest: .start)
                         try db.inSavepoint {
                             positions = try StoreQueries.commit(
                                 member.writes, of: member.account, expectedRevision: member.expectedRevision, db)
                             return .commit
                         }
-                        if let positions { written.append((index, positions)) }
+                        written.append((index, positions))
                     } catch is RevisionConflict {
                         conflicted.append(index)
                     } catch {

@@ -90,16 +90,12 @@ package final class BufferedTransaction: StoreTransaction {
         // A key this transaction wrote or already read is answered from memory, without the batched
         // read's arrays and dictionaries: a sync's loop over a prefetched page asks once or twice a record.
         let known: StoredRecord?? = try withOpenState { state in
-            // A written record carries its committed position, so its committed version must be known.
-            let write = state.records[key]?.write
-            guard let committed = state.committed[key] else {
-                if case .purge? = write { return .some(nil) }
-                return nil
-            }
-            switch write {
-            case .put(let record, _): return .some(StoredRecord(record: record, position: committed?.position ?? .start))
-            case .purge: return .some(nil)
-            case nil: return .some(committed)
+            switch (state.records[key]?.write, state.committed[key]) {
+            case (.purge?, _): return .some(nil)
+            // A written record carries its committed position.
+            case (.put(let record, _)?, let committed?): return .some(StoredRecord(record: record, position: committed?.position ?? .start))
+            case (nil, let committed?): return .some(committed)
+            case (_, nil): return nil  // its committed version is not known yet: read it
             }
         }
         if let known { return known }
