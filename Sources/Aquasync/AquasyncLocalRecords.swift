@@ -107,7 +107,7 @@ public struct AquasyncLocalRecords: Sendable {
     public func objects(_ model: String) async throws -> [AquasyncObject] {
         try await store.transaction(for: account) { tx in
             let collection = StoredDelta.collection(for: model)
-            let dirty = Set(try await tx.journal.entries(in: [collection]).map(\.key))
+            let dirty = Set(try await tx.journal.pendingKeys(in: [collection]))
             var objects: [AquasyncObject] = []
             for try await stored in tx.allRecords(in: collection) where !stored.record.isDeleted {
                 objects.append(try Self.object(stored, model: model, isDirty: dirty.contains(stored.record.key)))
@@ -161,11 +161,13 @@ public struct AquasyncLocalRecords: Sendable {
                     if existing.record.fields[Self.legacyDirtyColumn] != .bool(true) { held = delta }
                 }
                 let delta = Delta(gid: gid, deviceToken: token, localTimestamp: timestamp, isDeleted: isDeleted, fields: fields)
-                try await tx.put(StoredDelta.record(delta, model: model))
+                let record = StoredDelta.record(delta, model: model)
+                try await tx.put(record)
                 let action: JournalAction = isDeleted ? .delete : held == nil ? .add : .modify
-                // Without a pending entry, the version held is the server's.
+                // Without a pending entry, the version held is the server's. The entry names the record: its
+                // fields without the sync columns are the neutral form (a deletion's fields are empty).
                 try await tx.journal.recordLocalChange(
-                    action, local: StoredDelta.neutral(delta, model: model), at: now,
+                    action, writtenAs: record, without: StoredDelta.columns, at: now,
                     basedOn: held.map { StoredDelta.serverVersion($0, model: model) })
             }
         }

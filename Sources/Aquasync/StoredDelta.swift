@@ -66,6 +66,11 @@ enum StoredDelta {
 
     // MARK: The journal's form
 
+    /// The fields of a stored delta that are not the model's: a journal entry that names its record
+    /// (``SyncCore/SyncJournal/recordLocalChange(_:writtenAs:without:at:basedOn:)``) leaves them out, which
+    /// gives ``neutral(_:model:)`` of a version that ``record(_:model:)`` stored (a deletion has no fields).
+    static let columns: Set<String> = Delta.syncColumns.union([AquasyncLocalRecords.legacyDirtyColumn])
+
     /// `delta` as the journal keeps it: the store key, the model's own fields
     /// only, and a version made of `localTimestamp` and `deviceToken`.
     static func neutral(_ delta: Delta, model: String) -> SyncRecord {

@@ -1,5 +1,6 @@
 import Foundation
 import SyncCore
+import SyncTesting
 import Testing
 
 @Suite("The journal")
@@ -223,6 +224,87 @@ struct SyncJournalTests {
         #expect(entry.answer == .merged(["n": 3]))
         let all = try await store.transaction(for: account) { tx in try await tx.journal.entries(in: ["other"]) }
         #expect(all.isEmpty)
+    }
+
+    /// The record a stack stores for `fields`: the fields with its own sync columns `rev` and `by`.
+    func stored(_ fields: [String: SyncValue], deleted: Bool = false, at seconds: Double, of key: RecordKey? = nil) -> SyncRecord {
+        let key = key ?? self.key
+        return SyncRecord(
+            collection: key.collection, id: key.id, fields: fields.merging(["rev": .integer(Int64(seconds)), "by": "device"]) { $1 },
+            isDeleted: deleted, version: RecordVersion(modifiedAt: Date(timeIntervalSince1970: seconds), node: "device"))
+    }
+
+    /// Writes `record` and journals it as a change that names its record.
+    func writeNamed(_ action: JournalAction, _ record: SyncRecord, basedOn base: ServerVersion?) async throws {
+        try await store.transaction(for: account) { tx in
+            try await tx.put(record)
+            try await tx.journal.recordLocalChange(
+                action, writtenAs: record, without: ["rev", "by"], at: record.version.modifiedAt, basedOn: base)
+        }
+    }
+
+    @Test("an entry that names its record keeps no copy of the fields and reads them from the record, without the columns")
+    func entryNamesItsRecord() async throws {
+        let base = ServerVersion(record: version(["text": "base"]), token: 7)
+        try await writeNamed(.modify, stored(["text": "one"], at: 10), basedOn: base)
+        // The record is already written when the second change reads the pending entry.
+        try await writeNamed(.modify, stored(["text": "two", "more": 2], at: 20), basedOn: nil)
+        let pending = try #require(try await entry())
+        #expect(pending.local == SyncRecord(
+            collection: key.collection, id: key.id, fields: ["text": "two", "more": 2],
+            version: RecordVersion(modifiedAt: Date(timeIntervalSince1970: 20), node: "device")))
+        #expect(pending.archCopy == base)
+        #expect(pending.action == .modify)
+        let journal = try await store.transaction(for: account) { tx in
+            try await tx.records(in: SyncJournal.collection, after: nil, limit: 10)
+        }
+        #expect(journal.count == 1)
+        #expect(journal.first?.record.fields["local"] == nil)
+        #expect(journal.first.map { "\($0.record.fields)".contains("two") } == false)
+
+        // A deletion's local version is a tombstone; acknowledging leaves the record named.
+        try await writeNamed(.delete, stored([:], deleted: true, at: 30), basedOn: nil)
+        let deleted = try #require(try await entry())
+        #expect(deleted.local.isDeleted && deleted.local.fields.isEmpty)
+        let took = ServerVersion(record: version(["text": "one"]), token: 8)
+        try await store.transaction(for: account) { tx in
+            _ = try await tx.journal.acknowledge(key, sequence: deleted.sequence - 1, holding: took)
+            try await tx.journal.openConflict(key, remote: ServerVersion(record: version(["text": "theirs"])))
+        }
+        let rebased = try #require(try await entry())
+        #expect(rebased.archCopy == took && rebased.local == deleted.local && rebased.remote != nil)
+        #expect(try await store.openConflicts(for: account).first?.local == deleted.local)
+    }
+
+    @Test("a record written since without its entry makes the entry a corrupt-store error, not a wrong local version")
+    func namedRecordWrittenWithoutEntry() async throws {
+        try await writeNamed(.add, stored(["text": "mine"], at: 10), basedOn: nil)
+        try await store.transaction(for: account) { tx in try await tx.put(stored(["text": "server's"], at: 11)) }
+        let error = await #expect(throws: StoreError.self) { try await entry() }
+        #expect(error?.code == .corrupt)
+    }
+
+    @Test("scans for answers and open conflicts read no record that an entry names")
+    func scansReadNoNamedRecords() async throws {
+        let counting = RowCountingStore(store)
+        let keys = (1...20).map { RecordKey(collection: "notes", id: RecordID("n\($0)")) }
+        try await counting.transaction(for: account) { tx in
+            for key in keys {
+                let record = stored(["text": "mine"], at: 1, of: key)
+                try await tx.put(record)
+                try await tx.journal.recordLocalChange(.add, writtenAs: record, without: ["rev", "by"], at: .now, basedOn: nil)
+            }
+            try await tx.journal.openConflict(keys[3], remote: ServerVersion(record: version(of: keys[3], "theirs", at: 2, node: "server")))
+        }
+        _ = counting.reset()
+        let conflicts = try await counting.openConflicts(for: account)
+        #expect(conflicts.map(\.key) == [keys[3]])
+        #expect(conflicts.first?.local.fields == ["text": "mine"])
+        let written = try await counting.carryOutAnswers(for: account) { _ in true } with: { _, _, _ in true }
+        #expect(written == 0)
+        let keysRead = try await counting.transaction(for: account) { tx in try await tx.journal.pendingKeys(in: ["notes"]) }
+        #expect(keysRead == keys.sorted { $0.id.rawValue < $1.id.rawValue })
+        #expect(counting.counts.keys == [keys[3]])
     }
 
     @Test("failures fall in three classes")

@@ -1,19 +1,51 @@
 import FoundationEssentials
 
+/// A journal entry as its record holds it. An entry that names its record (``SyncJournal/recordLocalChange(_:writtenAs:without:at:basedOn:)``)
+/// keeps no copy of the local version's fields: until ``JournalEntryFormat/resolved(_:with:)`` reads them from the
+/// record, its `local` holds the key, the deletion flag and the version only.
+struct StoredEntry: Sendable {
+    /// The entry; for one that names its record, `local` has no fields yet.
+    var entry: JournalEntry
+    /// For an entry that names its record: the record's columns that are not the local version's fields.
+    var recordColumns: [String]?
+
+    /// Whether `local` must be read from the record.
+    var namesRecord: Bool { recordColumns != nil }
+}
+
 /// How a ``JournalEntry`` is kept as a record of ``SyncJournal/collection``.
+///
+/// Its fields are the entry's key (`collection`, `id`), `action`, `recordedAt`, `sequence`, the ArchCopy
+/// (`archCopy`), an open conflict's `remote`, an `answer` (and `merged` fields), and the local version:
+/// - `local`, a copy of it (fields, deletion, version), or
+/// - `localIsRecord`, for an entry that names its record: the columns of the record that are not the local
+///   version's fields (`without`), and the record's version when the entry was written (`modifiedAt`,
+///   `node`), which the record must still have when the entry is read.
 enum JournalEntryFormat {
     /// The node journal records are stamped with.
     static let node: PeerID = "anchorage.journal"
 
     static func record(_ entry: JournalEntry, key: RecordKey) -> SyncRecord {
+        record(StoredEntry(entry: entry, recordColumns: nil), key: key)
+    }
+
+    static func record(_ stored: StoredEntry, key: RecordKey) -> SyncRecord {
+        let entry = stored.entry
         var fields: [String: SyncValue] = [
             "collection": .string(entry.key.collection.rawValue),
             "id": .string(entry.key.id.rawValue),
             "action": .string(entry.action.rawValue),
             "recordedAt": .date(entry.recordedAt),
             "sequence": .integer(entry.sequence),
-            "local": value(of: entry.local),
         ]
+        if let columns = stored.recordColumns {
+            fields["localIsRecord"] = [
+                "without": .array(columns.map(SyncValue.string)),
+                "modifiedAt": .date(entry.local.version.modifiedAt), "node": .string(entry.local.version.node.rawValue),
+            ]
+        } else {
+            fields["local"] = value(of: entry.local)
+        }
         if let archCopy = entry.archCopy { fields["archCopy"] = value(of: archCopy) }
         if let remote = entry.remote { fields["remote"] = value(of: remote) }
         switch entry.answer {
@@ -29,16 +61,32 @@ enum JournalEntryFormat {
             version: RecordVersion(modifiedAt: entry.recordedAt, node: node))
     }
 
-    static func entry(_ record: SyncRecord) throws -> JournalEntry {
+    /// The entry `record` holds, with its local version when the entry copied it.
+    static func storedEntry(_ record: SyncRecord) throws -> StoredEntry {
         let fields = record.fields
         guard let collection = fields["collection"]?.stringValue, let id = fields["id"]?.stringValue,
             let action = fields["action"]?.stringValue.flatMap(JournalAction.init(rawValue:)),
-            case .date(let recordedAt)? = fields["recordedAt"], let sequence = fields["sequence"]?.integerValue,
-            let local = fields["local"]
+            case .date(let recordedAt)? = fields["recordedAt"], let sequence = fields["sequence"]?.integerValue
         else { throw corrupt(record) }
         let key = RecordKey(collection: CollectionID(collection), id: RecordID(id))
+        let local: SyncRecord
+        var recordColumns: [String]?
+        if let copy = fields["local"] {
+            local = try syncRecord(copy, key: key, of: record)
+        } else if let named = fields["localIsRecord"], case .array(let columns)? = named["without"],
+            case .date(let modifiedAt)? = named["modifiedAt"], let node = named["node"]?.stringValue
+        {
+            recordColumns = try columns.map { column in
+                guard let name = column.stringValue else { throw corrupt(record) }
+                return name
+            }
+            local = SyncRecord(
+                collection: key.collection, id: key.id, fields: [:], version: RecordVersion(modifiedAt: modifiedAt, node: PeerID(node)))
+        } else {
+            throw corrupt(record)
+        }
         var entry = JournalEntry(
-            key: key, action: action, recordedAt: recordedAt, local: try syncRecord(local, key: key, of: record),
+            key: key, action: action, recordedAt: recordedAt, local: local,
             archCopy: try fields["archCopy"].map { try version($0, key: key, of: record) }, sequence: sequence)
         entry.remote = try fields["remote"].map { try version($0, key: key, of: record) }
         switch fields["answer"]?.stringValue {
@@ -49,6 +97,24 @@ enum JournalEntryFormat {
         case "merged": entry.answer = .merged(fields["merged"]?.dictionaryValue ?? [:])
         default: throw corrupt(record)
         }
+        return StoredEntry(entry: entry, recordColumns: recordColumns)
+    }
+
+    /// The entry with its local version: for an entry that names its record, `record` (the record it names,
+    /// as the transaction reads it) without the columns that are not the local version's fields.
+    /// - Throws: ``StoreError/Code/corrupt`` when the record is gone or was written since without the entry.
+    static func resolved(_ stored: StoredEntry, with record: StoredRecord?) throws -> JournalEntry {
+        guard let columns = stored.recordColumns else { return stored.entry }
+        var entry = stored.entry
+        guard let record, record.record.version == entry.local.version else {
+            throw StoreError(
+                .corrupt, "the journal entry of \(entry.key) names a record that was written since without it")
+        }
+        var fields = record.record.fields
+        for column in columns { fields.removeValue(forKey: column) }
+        entry.local = SyncRecord(
+            collection: entry.key.collection, id: entry.key.id, fields: fields, isDeleted: record.record.isDeleted,
+            version: entry.local.version)
         return entry
     }
 

@@ -73,15 +73,51 @@ public struct SyncJournal: Sendable {
     public func recordLocalChange(
         _ action: JournalAction, local: SyncRecord, at time: Date, basedOn current: ServerVersion?
     ) async throws -> JournalEntry {
-        let sequence = try await nextSequence()
-        var updated = JournalEntry(
-            key: local.key, action: action, recordedAt: time, local: local, archCopy: current, sequence: sequence)
-        if let pending = try await entry(for: local.key) {
-            updated.action = pending.action.followed(by: action)
+        let updated = try await pendingUpdated(
+            JournalEntry(key: local.key, action: action, recordedAt: time, local: local, archCopy: current, sequence: 0))
+        try await write(updated)
+        return updated
+    }
+
+    /// Records a local change whose local version is `record` — which this transaction wrote — without
+    /// its `columns`: the entry names the record instead of copying its fields, so a change costs one
+    /// record's worth of bytes, not two. It works as ``recordLocalChange(_:local:at:basedOn:)`` does with
+    /// that local version, and asks one thing of the stack: while the entry is pending, the record is
+    /// written only together with a new entry (this call or the copying one) or after the entry is
+    /// removed. Reading an entry whose record was written otherwise throws ``StoreError/Code/corrupt``.
+    ///
+    /// ```swift
+    /// try await tx.put(stored)                                       // the data, with the stack's columns
+    /// try await tx.journal.recordLocalChange(.modify, writtenAs: stored, without: syncColumns, at: now, basedOn: held)
+    /// ```
+    /// - Parameters:
+    ///   - action: What the local write did.
+    ///   - record: The record as the transaction wrote it; its version is the local version's.
+    ///   - columns: The record's fields that are not the application's (the stack's sync columns).
+    ///   - time: When it happened, by the device's clock.
+    ///   - current: The server's version the device holds (`nil`: the server does not have the item).
+    /// - Throws: ``StoreError``.
+    public func recordLocalChange(
+        _ action: JournalAction, writtenAs record: SyncRecord, without columns: Set<String>, at time: Date,
+        basedOn current: ServerVersion?
+    ) async throws {
+        let local = SyncRecord(collection: record.collection, id: record.id, fields: [:], version: record.version)
+        let updated = try await pendingUpdated(
+            JournalEntry(key: record.key, action: action, recordedAt: time, local: local, archCopy: current, sequence: 0))
+        try await write(StoredEntry(entry: updated, recordColumns: columns.sorted()))
+    }
+
+    /// `change` with the next sequence number, taken together with the entry pending for its key: with
+    /// one, the pending entry's ArchCopy and open conflict stay, and its action is followed by the change's.
+    private func pendingUpdated(_ change: JournalEntry) async throws -> JournalEntry {
+        var updated = change
+        updated.sequence = try await nextSequence()
+        // The record may already hold the new version: the pending entry is read without its local version.
+        if let pending = try await storedEntry(for: change.key)?.entry {
+            updated.action = pending.action.followed(by: change.action)
             updated.archCopy = pending.archCopy
             updated.remote = pending.remote
         }
-        try await write(updated)
         return updated
     }
 
@@ -90,8 +126,20 @@ public struct SyncJournal: Sendable {
     /// The entry pending for `key`, or `nil`.
     /// - Throws: ``StoreError`` (``StoreError/Code/corrupt`` for an entry this version cannot read).
     public func entry(for key: RecordKey) async throws -> JournalEntry? {
-        guard let stored = try await transaction.record(Self.entryKey(key)), !stored.record.isDeleted else { return nil }
-        return try JournalEntryFormat.entry(stored.record)
+        guard let stored = try await storedEntry(for: key) else { return nil }
+        return try await resolved([stored])[0]
+    }
+
+    /// The keys of the pending entries, in key order; only those of `collections` when given. Cheaper
+    /// than ``entries(in:)`` when the entries themselves are not needed: no local version is read.
+    /// - Throws: ``StoreError``.
+    public func pendingKeys(in collections: Set<CollectionID>? = nil) async throws -> [RecordKey] {
+        var keys: [RecordKey] = []
+        for try await stored in transaction.allRecords(in: Self.collection) where !stored.record.isDeleted {
+            let key = try JournalEntryFormat.storedEntry(stored.record).entry.key
+            if collections?.contains(key.collection) ?? true { keys.append(key) }
+        }
+        return keys
     }
 
     /// Reads the entries of the records at `keys` from the store at once, so that a loop over a page
@@ -109,12 +157,12 @@ public struct SyncJournal: Sendable {
     /// Every pending entry, in key order; only those of `collections` when given.
     /// - Throws: ``StoreError``.
     public func entries(in collections: Set<CollectionID>? = nil) async throws -> [JournalEntry] {
-        var entries: [JournalEntry] = []
+        var kept: [StoredEntry] = []
         for try await stored in transaction.allRecords(in: Self.collection) where !stored.record.isDeleted {
-            let entry = try JournalEntryFormat.entry(stored.record)
-            if collections?.contains(entry.key.collection) ?? true { entries.append(entry) }
+            let entry = try JournalEntryFormat.storedEntry(stored.record)
+            if collections?.contains(entry.entry.key.collection) ?? true { kept.append(entry) }
         }
-        return entries
+        return try await resolved(kept)
     }
 
     /// Up to `limit` pending entries in key order, after the entry of `key` (from the first when `nil`):
@@ -122,15 +170,20 @@ public struct SyncJournal: Sendable {
     /// it never holds the whole journal in memory. Fewer than `limit` entries means the end.
     /// - Throws: ``StoreError``.
     public func entries(after key: RecordKey?, limit: Int) async throws -> [JournalEntry] {
+        try await resolved(storedEntries(after: key, limit: limit))
+    }
+
+    /// Up to `limit` pending entries as stored, after the entry of `key`, as ``entries(after:limit:)`` pages them.
+    func storedEntries(after key: RecordKey?, limit: Int) async throws -> [StoredEntry] {
         let limit = max(1, limit)
-        var entries: [JournalEntry] = []
+        var entries: [StoredEntry] = []
         var cursor = key.map { Self.entryKey($0).id }
         while entries.count < limit {
             let wanted = limit - entries.count
             // A deleted journal record is no pending entry: it is skipped (`remove(_:)` purges, but a
             // store may hold deletions written otherwise), so a page may take more than one read.
             let page = try await transaction.records(in: Self.collection, after: cursor, limit: wanted)
-            for stored in page where !stored.record.isDeleted { entries.append(try JournalEntryFormat.entry(stored.record)) }
+            for stored in page where !stored.record.isDeleted { entries.append(try JournalEntryFormat.storedEntry(stored.record)) }
             guard page.count == wanted, let last = page.last else { break }  // a short page is the end
             cursor = last.record.id
         }
@@ -153,14 +206,16 @@ public struct SyncJournal: Sendable {
     /// - Returns: whether the entry left the journal.
     /// - Throws: ``StoreError``.
     @discardableResult
-    public func acknowledge(_ key: RecordKey, sequence: Int64, holding version: ServerVersion) async throws -> Bool {
-        guard var entry = try await entry(for: key) else { return false }
-        if entry.sequence == sequence {
-            try await remove(key)
+    public func acknowledge(
+        _ key: RecordKey, sequence: Int64, holding version: @autoclosure () -> ServerVersion
+    ) async throws -> Bool {
+        guard var stored = try await storedEntry(for: key) else { return false }
+        if stored.entry.sequence == sequence {
+            try await transaction.purge(Self.entryKey(key))
             return true
         }
-        entry.archCopy = version
-        try await write(entry)
+        stored.entry.archCopy = version()
+        try await write(stored)
         return false
     }
 
@@ -177,23 +232,23 @@ public struct SyncJournal: Sendable {
     /// beside it until the application answers (an earlier answer is dropped).
     /// - Throws: ``StoreError`` (``StoreError/Code/invalidArgument`` when no entry is pending).
     public func openConflict(_ key: RecordKey, remote: ServerVersion) async throws {
-        guard var entry = try await entry(for: key) else {
+        guard var stored = try await storedEntry(for: key) else {
             throw StoreError(.invalidArgument, "no local change of \(key) is pending")
         }
-        entry.remote = remote
-        entry.answer = nil
-        try await write(entry)
+        stored.entry.remote = remote
+        stored.entry.answer = nil
+        try await write(stored)
     }
 
     /// Records the application's answer to the open conflict of `key`; the
     /// next sync carries it out.
     /// - Throws: ``StoreError`` (``StoreError/Code/invalidArgument`` when no conflict of `key` is open).
     public func answer(_ key: RecordKey, with answer: ConflictAnswer) async throws {
-        guard var entry = try await entry(for: key), entry.remote != nil else {
+        guard var stored = try await storedEntry(for: key), stored.entry.remote != nil else {
             throw StoreError(.invalidArgument, "no conflict of \(key) is open")
         }
-        entry.answer = answer
-        try await write(entry)
+        stored.entry.answer = answer
+        try await write(stored)
     }
 
     /// Bases the pending change of `key` on the server's version it
@@ -204,12 +259,12 @@ public struct SyncJournal: Sendable {
     /// - Throws: ``StoreError``.
     @discardableResult
     public func rebase(_ key: RecordKey) async throws -> JournalEntry? {
-        guard var entry = try await entry(for: key) else { return nil }
-        if let remote = entry.remote { entry.archCopy = remote }
-        entry.remote = nil
-        entry.answer = nil
-        try await write(entry)
-        return entry
+        guard var stored = try await storedEntry(for: key) else { return nil }
+        if let remote = stored.entry.remote { stored.entry.archCopy = remote }
+        stored.entry.remote = nil
+        stored.entry.answer = nil
+        try await write(stored)
+        return try await resolved([stored])[0]
     }
 
     // MARK: Storage
@@ -226,7 +281,24 @@ public struct SyncJournal: Sendable {
     }
 
     private func write(_ entry: JournalEntry) async throws {
-        try await transaction.put(JournalEntryFormat.record(entry, key: Self.entryKey(entry.key)))
+        try await write(StoredEntry(entry: entry, recordColumns: nil))
+    }
+
+    private func write(_ stored: StoredEntry) async throws {
+        try await transaction.put(JournalEntryFormat.record(stored, key: Self.entryKey(stored.entry.key)))
+    }
+
+    /// The entry pending for `key` as stored, without reading the record an entry may name.
+    func storedEntry(for key: RecordKey) async throws -> StoredEntry? {
+        guard let stored = try await transaction.record(Self.entryKey(key)), !stored.record.isDeleted else { return nil }
+        return try JournalEntryFormat.storedEntry(stored.record)
+    }
+
+    /// The entries with their local versions: the records that entries name are read at once.
+    func resolved(_ entries: [StoredEntry]) async throws -> [JournalEntry] {
+        let named = entries.filter(\.namesRecord).map(\.entry.key)
+        let records = named.isEmpty ? [:] : try await transaction.records(at: named)
+        return try entries.map { try JournalEntryFormat.resolved($0, with: records[$0.entry.key]) }
     }
 }
 
@@ -239,7 +311,8 @@ extension SyncStore {
     /// The conflicts of `account` waiting for the application's answer, in key order.
     /// - Throws: ``StoreError``.
     public func openConflicts(for account: AccountID) async throws -> [SyncConflict] {
-        try await journalEntries(for: account) { SyncConflict($0) != nil }.compactMap(SyncConflict.init)
+        try await journalEntries(for: account, among: { $0.remote != nil }) { SyncConflict($0) != nil }
+            .compactMap(SyncConflict.init)
     }
 
     /// Carries out, in one transaction, the application's answers to the conflicts of `account` that
@@ -252,7 +325,7 @@ extension SyncStore {
         for account: AccountID, where isIncluded: @escaping @Sendable (JournalEntry) -> Bool,
         with carryOut: @escaping @Sendable (JournalEntry, ConflictAnswer, any StoreTransaction) async throws -> Bool
     ) async throws -> Int {
-        let keys = try await journalEntries(for: account) { $0.answer != nil && isIncluded($0) }.map(\.key)
+        let keys = try await journalEntries(for: account, among: { $0.answer != nil }) { isIncluded($0) }.map(\.key)
         guard !keys.isEmpty else { return 0 }
         return try await transaction(for: account) { tx in
             try await tx.journal.prefetch(keys)
@@ -275,15 +348,29 @@ extension SyncStore {
     public func journalEntries(
         for account: AccountID, where isIncluded: @escaping @Sendable (JournalEntry) -> Bool
     ) async throws -> [JournalEntry] {
+        try await journalEntries(for: account, among: { _ in true }, where: isIncluded)
+    }
+
+    /// The pending journal entries of `account` that `isIncluded` keeps, in key order, looking only at those
+    /// that `isCandidate` keeps as stored (before the records that entries name are read): a scan for open
+    /// conflicts or answers passes over a hundred thousand pending changes without reading their records.
+    func journalEntries(
+        for account: AccountID, among isCandidate: @escaping @Sendable (JournalEntry) -> Bool,
+        where isIncluded: @escaping @Sendable (JournalEntry) -> Bool
+    ) async throws -> [JournalEntry] {
         let pageSize = 1_000
         var kept: [JournalEntry] = []
         var after: RecordKey?
         while true {
             let start = after
-            let page = try await transaction(for: account) { tx in try await tx.journal.entries(after: start, limit: pageSize) }
+            let (page, lastKey, isFull) = try await transaction(for: account) { tx in
+                let stored = try await tx.journal.storedEntries(after: start, limit: pageSize)
+                let candidates = try await tx.journal.resolved(stored.filter { isCandidate($0.entry) })
+                return (candidates, stored.last?.entry.key, stored.count == pageSize)
+            }
             kept += page.filter(isIncluded)
-            guard page.count == pageSize, let last = page.last else { return kept }
-            after = last.key
+            guard isFull, let lastKey else { return kept }
+            after = lastKey
         }
     }
 
