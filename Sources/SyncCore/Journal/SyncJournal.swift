@@ -19,7 +19,10 @@ public import FoundationEssentials
 /// - An entry holds the action, its time, the item as it is locally, and the
 ///   **ArchCopy**: the version the change was based on (``JournalEntry/archCopy``).
 ///   A newer action on the same item replaces the pending entry's action, time
-///   and local version but keeps its ArchCopy.
+///   and local version but keeps its ArchCopy. The local version is a copy,
+///   or — for a stack that stores the item as a record with its own sync
+///   columns — the record without them
+///   (``recordLocalChange(_:writtenAs:without:at:basedOn:)``).
 /// - A sync sends what is ready (``JournalEntry/isReadyToSend``) and, when the
 ///   server has taken a change, ``acknowledge(_:sequence:holding:)``s it: the
 ///   entry leaves the journal, or — when the item changed again while the
