@@ -24,9 +24,18 @@ import SyncSamples
 
 @main
 struct SyncLoad {
-    static func main() async throws {
-        defer { try? FileManager.default.removeItem(atPath: scratchFolder) }
-        let options = try Options(CommandLine.arguments)
+    /// Runs the benchmark; a failure is one line on standard error and exit status 1.
+    static func main() async {
+        var failure: (any Error)?
+        do { try await run(Options(CommandLine.arguments)) } catch { failure = error }
+        try? FileManager.default.removeItem(atPath: scratchFolder)
+        if let failure {
+            FileHandle.standardError.write(Data("sync-load: \(failure)\n".utf8))
+            exit(1)
+        }
+    }
+
+    static func run(_ options: Options) async throws {
         var results = Results()
         print("sync-load: \(ProcessInfo.processInfo.processorCount) cores, \(options.seconds) s a run, \(options.contacts) contacts")
         let contacts = SampleContacts().make(count: options.contacts, photos: false)
