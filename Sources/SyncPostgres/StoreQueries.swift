@@ -34,10 +34,10 @@ struct StoreQueries: Sendable {
 
     /// The position of the latest record write of `account`.
     func latestPosition(of account: AccountID, _ client: PostgresClient) async throws -> ChangePosition {
-        let rows = try await client.query(
-            "SELECT last_position FROM \(unescaped: schema).account WHERE name = \(account.rawValue)", logger: logger)
+        let rows = try await PreparedQueries.run(
+            "SELECT last_position FROM \(unescaped: schema).account WHERE name = \(account.rawValue)", on: client, logger: logger)
         var latest: Int64 = 0
-        for try await position in rows.decode(Int64.self) { latest = position }
+        for try await row in rows { latest = try row.decode(Int64.self) }
         return try ChangePosition(Self.position(latest))
     }
 
@@ -52,28 +52,28 @@ struct StoreQueries: Sendable {
         let after = Int64(clamping: position.rawValue)
         // One more than asked tells whether more follow.
         let fetchCount = Int64(clamping: limit) == .max ? Int64.max : Int64(limit) + 1
-        let rows: PostgresRowSequence
+        let rows: AsyncThrowingMapSequence<PostgresRowSequence, PostgresRow>
         if let collections {
             let names = collections.map(\.rawValue).sorted()
-            rows = try await client.query(
+            rows = try await PreparedQueries.run(
                 """
                 SELECT \(unescaped: Self.recordColumns) FROM \(unescaped: schema).record
                 WHERE account_id = (SELECT id FROM \(unescaped: schema).account WHERE name = \(account.rawValue))
                     AND position > \(after) AND collection = ANY(\(names))
                 ORDER BY position LIMIT \(fetchCount)
-                """, logger: logger)
+                """, on: client, logger: logger)
         } else {
-            rows = try await client.query(
+            rows = try await PreparedQueries.run(
                 """
                 SELECT \(unescaped: Self.recordColumns) FROM \(unescaped: schema).record
                 WHERE account_id = (SELECT id FROM \(unescaped: schema).account WHERE name = \(account.rawValue))
                     AND position > \(after)
                 ORDER BY position LIMIT \(fetchCount)
-                """, logger: logger)
+                """, on: client, logger: logger)
         }
         var stored: [StoredRecord] = []
-        for try await columns in rows.decode(RecordColumns.self) {
-            if let record = try Self.storedRecord(columns) { stored.append(record) }
+        for try await row in rows {
+            if let record = try Self.storedRecord(row.decode(RecordColumns.self)) { stored.append(record) }
         }
         let hasMore = stored.count > limit
         let records = hasMore ? Array(stored.prefix(limit)) : stored
@@ -88,7 +88,7 @@ struct StoreQueries: Sendable {
     ) async throws -> ([RecordKey: StoredRecord], revision: Int64) {
         let collections = keys.map(\.collection.rawValue)
         let ids = keys.map(\.id.rawValue)
-        let rows = try await client.query(
+        let rows = try await PreparedQueries.run(
             """
             SELECT a.revision, \(unescaped: Self.joinedRecordColumns)
             FROM (SELECT 1) AS one
@@ -96,7 +96,7 @@ struct StoreQueries: Sendable {
             LEFT JOIN \(unescaped: schema).record r
                 ON r.account_id = a.id
                 AND (r.collection, r.record_id) IN (SELECT * FROM unnest(\(collections)::text[], \(ids)::text[]))
-            """, logger: logger)
+            """, on: client, logger: logger)
         var found: [RecordKey: StoredRecord] = [:]
         var revision: Int64 = 0
         for try await row in rows {
@@ -115,7 +115,7 @@ struct StoreQueries: Sendable {
         in collection: CollectionID, after id: RecordID?, limit: Int, of account: AccountID, _ client: PostgresClient
     ) async throws -> ([StoredRecord], revision: Int64) {
         let fetchLimit = Int64(clamping: limit)
-        let rows = try await client.query(
+        let rows = try await PreparedQueries.run(
             """
             SELECT a.revision, \(unescaped: Self.joinedRecordColumns)
             FROM (SELECT 1) AS one
@@ -127,7 +127,7 @@ struct StoreQueries: Sendable {
                 ORDER BY record_id COLLATE "C" LIMIT \(fetchLimit)
             ) AS r ON true
             ORDER BY r.record_id COLLATE "C"
-            """, logger: logger)
+            """, on: client, logger: logger)
         var found: [StoredRecord] = []
         var revision: Int64 = 0
         for try await row in rows {
@@ -145,17 +145,18 @@ struct StoreQueries: Sendable {
     func metadata(
         _ key: String, for peer: PeerID, of account: AccountID, _ client: PostgresClient
     ) async throws -> (SyncValue?, revision: Int64) {
-        let rows = try await client.query(
+        let rows = try await PreparedQueries.run(
             """
             SELECT a.revision, m.value
             FROM (SELECT 1) AS one
             LEFT JOIN \(unescaped: schema).account a ON a.name = \(account.rawValue)
             LEFT JOIN \(unescaped: schema).peer_metadata m
                 ON m.account_id = a.id AND m.peer = \(peer.rawValue) AND m.key = \(key)
-            """, logger: logger)
+            """, on: client, logger: logger)
         var value: SyncValue?
         var revision: Int64 = 0
-        for try await (rowRevision, blob) in rows.decode((Int64?, Data?).self) {
+        for try await row in rows {
+            let (rowRevision, blob) = try row.decode((Int64?, Data?).self)
             revision = rowRevision ?? 0
             value = try blob.map { blob throws(StoreError) in try StoredValueFormat.decode(blob) }
         }
@@ -168,11 +169,11 @@ struct StoreQueries: Sendable {
     /// transaction on `connection` (making the row if the account has none), so
     /// no other transaction of the account commits until this one ends.
     func lockAccount(_ account: AccountID, _ connection: PostgresConnection) async throws {
-        try await connection.query(
+        for try await _ in try await PreparedQueries.run(
             """
             INSERT INTO \(unescaped: schema).account AS a (name) VALUES (\(account.rawValue))
             ON CONFLICT (name) DO UPDATE SET revision = a.revision
-            """, logger: logger)
+            """, on: connection, logger: logger) {}
     }
 
     /// Applies `writes` of `account` in one statement on `connection`: locks
@@ -273,7 +274,7 @@ struct StoreQueries: Sendable {
                 """)
         }
         statement.deletePart("unmeta", from: "\(schema).peer_metadata", where: ("peer", "key"), in: removedMetadata)
-        let rows = try await connection.query(statement.query, logger: logger)
+        let rows = try await PreparedQueries.run(statement.query, on: connection, logger: logger)
         var before: Int64?
         for try await row in rows { before = try row.makeRandomAccess()[0].decode(Int64.self) }
         // No row: the account's row had moved past the revision read, and nothing was written.
