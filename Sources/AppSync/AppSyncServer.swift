@@ -97,7 +97,7 @@ public struct AppSyncServer: SyncService {
     }
 
     /// Records received and sent, conflicts and sync durations, with `stack="appsync"`.
-    private var metrics: StackMetrics { StackMetrics(stack: "appsync") }
+    private let metrics = StackMetrics(stack: "appsync")
 
     // MARK: List
 

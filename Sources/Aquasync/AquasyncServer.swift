@@ -124,7 +124,7 @@ public struct AquasyncServer: SyncService {
     }
 
     /// Records received and sent, conflicts and sync durations, with `stack="aquasync"`.
-    private var metrics: StackMetrics { StackMetrics(stack: "aquasync") }
+    private let metrics = StackMetrics(stack: "aquasync")
 
     // MARK: Pull
 

@@ -180,7 +180,7 @@ public struct OTAServer: SyncService {
     }
 
     /// Records received and sent, conflicts and sync durations, with `stack="ota"`.
-    private var metrics: StackMetrics { StackMetrics(stack: "ota") }
+    private let metrics = StackMetrics(stack: "ota")
 
     /// The records a message carries: the items of its `sync-changes` commands.
     static func itemCount(in message: OTAMessage) -> Int {

@@ -54,7 +54,8 @@ public struct CodecSet: Sendable {
         } else {
             input = defaultCodec
         }
-        guard let accept, !accept.isEmpty else { return (input, input) }
+        // Most requests accept exactly the type they send: answered in it without parsing Accept.
+        guard let accept, !accept.isEmpty, accept != contentType else { return (input, input) }
         let ranked = accept.split(separator: ",").enumerated().compactMap { index, part -> (String, Double, Int)? in
             let pieces = part.split(separator: ";")
             guard let type = pieces.first.map({ MediaType.essence(of: String($0)) }) else { return nil }

@@ -1,4 +1,5 @@
 public import CoreMetrics
+import Synchronization
 
 /// What a stack's server reports about the syncs it serves, through swift-metrics.
 ///
@@ -22,25 +23,27 @@ public import CoreMetrics
 public struct StackMetrics: Sendable {
     /// The `stack` dimension: `aquasync`, `appsync`, `ota`, or a stack of your own.
     public let stack: String
-    private let factory: any MetricsFactory
+    private let handles: Handles
 
-    /// Makes the metrics of one stack.
+    /// Makes the metrics of one stack. Their handles are made on first use and kept, so a server
+    /// that keeps one `StackMetrics` asks the factory once per metric, not once per request.
     /// - Parameters:
     ///   - stack: The value of the `stack` dimension.
-    ///   - factory: Where the metrics go; swift-metrics' global factory by default.
-    public init(stack: String, factory: any MetricsFactory = MetricsSystem.factory) {
+    ///   - factory: Where the metrics go; `nil` (the default) for swift-metrics' global factory as it
+    ///     is when a metric is first used (`MetricsSystem.bootstrap(_:)` before the first request).
+    public init(stack: String, factory: (any MetricsFactory)? = nil) {
         self.stack = stack
-        self.factory = factory
+        self.handles = Handles(stack: stack, factory: factory)
     }
 
     /// Counts `count` records a device sent.
-    public func received(_ count: Int) { increment("anchorage_records_received_total", by: count) }
+    public func received(_ count: Int) { increment(.received, by: count) }
 
     /// Counts `count` records sent to a device.
-    public func sent(_ count: Int) { increment("anchorage_records_sent_total", by: count) }
+    public func sent(_ count: Int) { increment(.sent, by: count) }
 
     /// Counts `count` conflicts decided.
-    public func conflicts(_ count: Int) { increment("anchorage_conflicts_total", by: count) }
+    public func conflicts(_ count: Int) { increment(.conflicts, by: count) }
 
     /// Runs `body` and records how long it took as `anchorage_sync_duration_seconds{stack, operation}`,
     /// whether it returns or throws.
@@ -50,19 +53,64 @@ public struct StackMetrics: Sendable {
         _ operation: String, _ body: () async throws -> Result
     ) async rethrows -> Result {
         let start = ContinuousClock.now
-        defer {
-            let elapsed = ContinuousClock.now - start
-            CoreMetrics.Timer(
-                label: "anchorage_sync_duration_seconds", dimensions: [("stack", stack), ("operation", operation)],
-                factory: factory
-            ).recordNanoseconds(elapsed.nanoseconds)
-        }
+        defer { handles.timer(operation).recordNanoseconds((ContinuousClock.now - start).nanoseconds) }
         return try await body()
     }
 
-    private func increment(_ label: String, by count: Int) {
+    private func increment(_ counter: CounterName, by count: Int) {
         guard count > 0 else { return }
-        Counter(label: label, dimensions: [("stack", stack)], factory: factory).increment(by: count)
+        handles.counter(counter).increment(by: count)
+    }
+
+    /// The stack's counters, by label.
+    private enum CounterName: String {
+        case received = "anchorage_records_received_total"
+        case sent = "anchorage_records_sent_total"
+        case conflicts = "anchorage_conflicts_total"
+    }
+
+    /// The metric handles of one stack, made when first used.
+    private final class Handles: Sendable {
+        private struct State {
+            var factory: (any MetricsFactory)?
+            var counters: [CounterName: Counter] = [:]
+            var timers: [String: CoreMetrics.Timer] = [:]
+        }
+
+        private let stack: String
+        private let state: Mutex<State>
+
+        init(stack: String, factory: (any MetricsFactory)?) {
+            self.stack = stack
+            self.state = Mutex(State(factory: factory))
+        }
+
+        func counter(_ name: CounterName) -> Counter {
+            state.withLock { state in
+                if let counter = state.counters[name] { return counter }
+                let counter = Counter(label: name.rawValue, dimensions: [("stack", stack)], factory: Self.factory(&state))
+                state.counters[name] = counter
+                return counter
+            }
+        }
+
+        func timer(_ operation: String) -> CoreMetrics.Timer {
+            state.withLock { state in
+                if let timer = state.timers[operation] { return timer }
+                let timer = CoreMetrics.Timer(
+                    label: "anchorage_sync_duration_seconds", dimensions: [("stack", stack), ("operation", operation)],
+                    factory: Self.factory(&state))
+                state.timers[operation] = timer
+                return timer
+            }
+        }
+
+        private static func factory(_ state: inout State) -> any MetricsFactory {
+            if let factory = state.factory { return factory }
+            let global = MetricsSystem.factory
+            state.factory = global
+            return global
+        }
     }
 }
 
