@@ -391,40 +391,44 @@ public actor AquasyncClient {
     }
 
     private func runPush(into report: inout Report) async throws {
-        // The journal is read a pack at a time, and each pack is sent while the answer to the one before
-        // is written down: the server stores pack N + 1 while the device records that it took pack N.
-        // Packs still go one after another, and the device holds two packs at most, however many changes wait.
-        var after: RecordKey?
-        var more = true
+        // The journal is read a pack at a time, and three packs are in hand at once: while pack N goes to
+        // the server, the device records that the server took pack N - 1 and reads pack N + 1. The read
+        // does not wait for that write (``SyncStore/readCommitted(for:_:)``): its entries come after pack
+        // N's, and a change written meanwhile is sent with the sequence read, so it stays pending if it
+        // changed again. Packs still go one after another, and the device holds three at most.
+        var (chunk, last, more) = try await readyChanges(after: nil)
         var answered: (chunk: [Outgoing], answer: SyncValue)?
-        while more || answered != nil {
-            let chunk: [Outgoing]
-            if more { (chunk, after, more) = try await readyChanges(after: after) } else { chunk = [] }
-            async let sending: SyncValue? = chunk.isEmpty ? Optional.none : send(chunk)
+        while !chunk.isEmpty || more || answered != nil {
+            let (sent, after, readsMore) = (chunk, last, more)
+            // `Optional.none`, not `nil`: SyncValue takes `nil` as its own `.null`.
+            async let sending: SyncValue? = sent.isEmpty ? Optional.none : send(sent)
+            async let reading = readsMore ? readyChanges(after: after) : ([], after, false)
             if let (previous, answer) = answered {
                 let refused = try await acknowledge(previous, answer: answer)
                 report.refused.merge(refused) { _, new in new }
                 report.pushed += previous.count - refused.count
             }
-            if let answer = try await sending { answered = (chunk, answer) } else { answered = nil }
+            answered = try await sending.map { (sent, $0) }
+            (chunk, last, more) = try await reading
         }
     }
 
     /// The journal's changes of Aquasync records that are ready to send, from a pack's worth of entries
     /// after the entry of `key`; the key the next read starts after, and whether more entries may follow.
-    private func readyChanges(after key: RecordKey?) async throws -> (changes: [Outgoing], last: RecordKey?, more: Bool) {
+    /// Read beside the acknowledgement of the pack before, which writes only entries before `key`.
+    private nonisolated func readyChanges(after key: RecordKey?) async throws -> (changes: [Outgoing], last: RecordKey?, more: Bool) {
         let limit = configuration.packSize
-        return try await store.transaction(for: account) { tx in
-            let entries = try await tx.journal.entries(after: key, limit: limit)
-            let ready = entries.filter { $0.isReadyToSend && StoredDelta.model(of: $0.key.collection) != nil }
+        return try await store.readCommitted(for: account) { tx in
+            let pending = try await tx.journal.pendingChanges(after: key, limit: limit)
+            let ready = pending.filter { $0.isReadyToSend && StoredDelta.model(of: $0.key.collection) != nil }
             let records = try await tx.records(at: ready.map(\.key))
             var changes: [Outgoing] = []
-            for entry in ready {
-                guard let model = StoredDelta.model(of: entry.key.collection), let stored = records[entry.key] else { continue }
+            for change in ready {
+                guard let model = StoredDelta.model(of: change.key.collection), let stored = records[change.key] else { continue }
                 changes.append(
-                    Outgoing(model: model, delta: try StoredDelta.delta(stored).withoutUST, key: entry.key, sequence: entry.sequence))
+                    Outgoing(model: model, delta: try StoredDelta.delta(stored).withoutUST, key: change.key, sequence: change.sequence))
             }
-            return (changes, entries.last?.key ?? key, entries.count == limit)
+            return (changes, pending.last?.key ?? key, pending.count == limit)
         }
     }
 

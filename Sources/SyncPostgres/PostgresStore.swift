@@ -170,6 +170,21 @@ public final class PostgresStore: SyncStore {
                 + "the transaction ran \(attempts) times without committing")
     }
 
+    /// Runs `body` on `account`'s committed data without the account's lock: each read sees the latest
+    /// commit (see ``SyncCore/SyncStore/readCommitted(for:_:)``).
+    /// - Throws: What `body` throws, ``SyncCore/StoreError/Code/invalidArgument`` when it writes, or
+    ///   ``SyncCore/StoreError`` when the database cannot be read.
+    public func readCommitted<Result: Sendable>(
+        for account: AccountID,
+        _ body: @Sendable (any StoreTransaction) async throws -> Result
+    ) async throws -> Result {
+        guard !account.rawValue.utf8.contains(0) else {
+            throw StoreError(.invalidArgument, "an account name contains a NUL character, which PostgreSQL cannot store")
+        }
+        return try await BufferedTransaction.readCommitted(
+            account: account, reads: PostgresCommittedReads(client: client, queries: queries), body)
+    }
+
     /// The records of `account` written after `position`, tombstones
     /// included, in order of position.
     /// - Throws: ``SyncCore/StoreError/Code/invalidArgument`` when `limit` is

@@ -203,6 +203,17 @@ public final class SQLiteStore: ChangeNotifyingStore {
                 + "the transaction ran \(attempts) times without committing")
     }
 
+    /// Runs `body` on `account`'s committed data without the account's lock: each read sees the latest
+    /// commit (see ``SyncCore/SyncStore/readCommitted(for:_:)``).
+    /// - Throws: What `body` throws, ``SyncCore/StoreError/Code/invalidArgument`` when it writes, or
+    ///   ``SyncCore/StoreError`` when the database cannot be read.
+    public func readCommitted<Result: Sendable>(
+        for account: AccountID,
+        _ body: @Sendable (any StoreTransaction) async throws -> Result
+    ) async throws -> Result {
+        try await BufferedTransaction.readCommitted(account: account, reads: SQLiteCommittedReads(database: database), body)
+    }
+
     /// The records of `account` written after `position`, tombstones
     /// included, in order of position.
     /// - Throws: ``SyncCore/StoreError/Code/invalidArgument`` when `limit` is

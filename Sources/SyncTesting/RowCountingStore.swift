@@ -121,6 +121,15 @@ public final class RowCountingStore: SyncStore, Sendable {
         return try await base.transactionWithPositions(for: account) { tx in try await body(CountingTransaction(base: tx, store: self)) }
     }
 
+    /// Runs `body` on ``base``'s committed data, counting what its reads return (and it as a transaction).
+    /// - Throws: What `body` or ``base`` throws.
+    public func readCommitted<Result: Sendable>(
+        for account: AccountID, _ body: @Sendable (any StoreTransaction) async throws -> Result
+    ) async throws -> Result {
+        state.withLock { $0.transactions += 1 }
+        return try await base.readCommitted(for: account) { tx in try await body(CountingTransaction(base: tx, store: self)) }
+    }
+
     /// Reads changes from ``base`` and counts them.
     /// - Throws: What ``base`` throws.
     public func changes(

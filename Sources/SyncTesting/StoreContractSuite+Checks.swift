@@ -33,6 +33,8 @@ extension StoreContractSuite {
         case metadata
         /// ``StoreContractSuite/verifyPurge()``.
         case purge
+        /// ``StoreContractSuite/verifyReadCommitted()``.
+        case readCommitted
         /// ``StoreContractSuite/verifyInvalidLimitsRejected()``.
         case invalidLimitsRejected
         /// ``StoreContractSuite/verifyConcurrentIncrements()``.
@@ -54,6 +56,7 @@ extension StoreContractSuite {
             case .accountIsolation: "account isolation"
             case .metadata: "metadata"
             case .purge: "purge"
+            case .readCommitted: "read committed"
             case .invalidLimitsRejected: "invalid limits rejected"
             case .concurrentIncrements: "concurrent increments"
             case .concurrentReaderSeesEveryChangeOnce: "concurrent reader sees every change once"
@@ -91,6 +94,7 @@ extension StoreContractSuite {
             case .accountIsolation: try await suite.verifyAccountIsolation()
             case .metadata: try await suite.verifyMetadata()
             case .purge: try await suite.verifyPurge()
+            case .readCommitted: try await suite.verifyReadCommitted()
             case .invalidLimitsRejected: try await suite.verifyInvalidLimitsRejected()
             case .concurrentIncrements: try await suite.verifyConcurrentIncrements()
             case .concurrentReaderSeesEveryChangeOnce: try await suite.verifyConcurrentReaderSeesEveryChangeOnce()

@@ -302,4 +302,31 @@ extension StoreContractSuite {
             "dictionary": ["nested": ["deeper": .dictionary([:])], "n": 2.5],
         ]
     }
+
+    /// ``SyncStore/readCommitted(for:_:)`` reads the account's committed records and metadata, and
+    /// refuses a write with ``StoreError/Code/invalidArgument``, writing nothing.
+    /// - Throws: ``VerificationError`` when the store breaks the rule.
+    public func verifyReadCommitted() async throws {
+        let check = Check.readCommitted.rule
+        try await checking(check) { store in
+            let account: AccountID = "contract-read-committed"
+            let peer: PeerID = "peer-1"
+            let committed = Self.record("items", "a", ["v": 1])
+            try await Self.put([committed], in: store, for: account)
+            try await Self.setMetadata(.integer(7), "anchor", for: peer, in: store, account: account)
+            let (record, value) = try await store.readCommitted(for: account) { tx in
+                (try await tx.record(committed.key), try await tx.metadata("anchor", for: peer))
+            }
+            try require(record?.record == committed, check, "items/a reads as \(String(describing: record))")
+            try require(value == .integer(7), check, "metadata anchor reads as \(String(describing: value))")
+
+            let written = Self.record("items", "b", ["v": 2])
+            try await requireInvalidArgument(check, "a put in readCommitted") {
+                try await store.readCommitted(for: account) { tx in try await tx.put(written) }
+            }
+            let after = try await store.transaction(for: account) { tx in try await tx.record(written.key) }
+            try require(after == nil, check, "the put refused in readCommitted stored \(String(describing: after))")
+        }
+    }
 }
+

@@ -118,6 +118,24 @@ public struct JournalEntry: Sendable, Hashable, Identifiable {
     }
 }
 
+/// A pending change as a push sends it (``SyncJournal/pendingChanges(after:limit:)``): the item, the
+/// sequence to acknowledge it with, and whether it may be sent.
+public struct PendingChange: Sendable, Hashable {
+    /// The item.
+    public var key: RecordKey
+    /// The entry's sequence when read: ``SyncJournal/acknowledge(_:sequence:holding:)`` takes it.
+    public var sequence: Int64
+    /// Whether a sync may send it (``JournalEntry/isReadyToSend``).
+    public var isReadyToSend: Bool
+
+    /// Makes a pending change.
+    public init(key: RecordKey, sequence: Int64, isReadyToSend: Bool) {
+        self.key = key
+        self.sequence = sequence
+        self.isReadyToSend = isReadyToSend
+    }
+}
+
 /// How a version that arrives from the server relates to a pending local
 /// change of the same item (``JournalEntry/classify(_:)``).
 public enum IncomingVersion: Sendable, Hashable {

@@ -176,6 +176,17 @@ public struct SyncJournal: Sendable {
         try await resolved(storedEntries(after: key, limit: limit))
     }
 
+    /// Up to `limit` pending changes in key order after the entry of `key`, paged as
+    /// ``entries(after:limit:)`` pages entries, without their local versions: what a push reads to send
+    /// a pack, with the records themselves. No record is read, so it may run in
+    /// ``SyncStore/readCommitted(for:_:)`` beside the transaction that acknowledges the pack before.
+    /// - Throws: ``StoreError``.
+    public func pendingChanges(after key: RecordKey?, limit: Int) async throws -> [PendingChange] {
+        try await storedEntries(after: key, limit: limit).map { stored in
+            PendingChange(key: stored.entry.key, sequence: stored.entry.sequence, isReadyToSend: stored.entry.isReadyToSend)
+        }
+    }
+
     /// Up to `limit` pending entries as stored, after the entry of `key`, as ``entries(after:limit:)`` pages them.
     func storedEntries(after key: RecordKey?, limit: Int) async throws -> [StoredEntry] {
         let limit = max(1, limit)

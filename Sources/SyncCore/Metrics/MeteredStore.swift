@@ -3,7 +3,7 @@ public import CoreMetrics
 /// A ``SyncStore`` that times every call to the store it wraps, through swift-metrics.
 ///
 /// Reports `anchorage_store_duration_seconds{operation}` (a timer: `transaction`,
-/// `changes`, `latest_position`) and `anchorage_store_errors_total{operation}` for
+/// `read`, `changes`, `latest_position`) and `anchorage_store_errors_total{operation}` for
 /// calls that throw. A transaction's time includes its body, as a database sees it.
 ///
 /// ```swift
@@ -24,7 +24,7 @@ public struct MeteredStore: SyncStore {
     public init(_ base: any SyncStore, factory: any MetricsFactory = MetricsSystem.factory) {
         self.base = base
         self.factory = factory
-        timers = Dictionary(uniqueKeysWithValues: ["transaction", "changes", "latest_position"].map { operation in
+        timers = Dictionary(uniqueKeysWithValues: ["transaction", "read", "changes", "latest_position"].map { operation in
             (operation, CoreMetrics.Timer(label: "anchorage_store_duration_seconds", dimensions: [("operation", operation)], factory: factory))
         })
     }
@@ -43,6 +43,14 @@ public struct MeteredStore: SyncStore {
         for account: AccountID, _ body: @Sendable (any StoreTransaction) async throws -> Result
     ) async throws -> (result: Result, positions: CommittedPositions?) {
         try await timed("transaction") { try await base.transactionWithPositions(for: account, body) }
+    }
+
+    /// Runs the base store's read of committed data, timed as a `read`.
+    /// - Throws: What the base store throws.
+    public func readCommitted<Result: Sendable>(
+        for account: AccountID, _ body: @Sendable (any StoreTransaction) async throws -> Result
+    ) async throws -> Result {
+        try await timed("read") { try await base.readCommitted(for: account, body) }
     }
 
     /// Reads changes from ``base``, timed as `changes`.

@@ -80,6 +80,14 @@ public struct QuotaStore: SyncStore {
         try await transactionWithPositions(for: account, body).result
     }
 
+    /// Runs `body` on the base store's committed data (``SyncStore/readCommitted(for:_:)``): reads count nothing.
+    /// - Throws: What `body` or the base store throws.
+    public func readCommitted<Result: Sendable>(
+        for account: AccountID, _ body: @Sendable (any StoreTransaction) async throws -> Result
+    ) async throws -> Result {
+        try await base.readCommitted(for: account, body)
+    }
+
     /// Runs `body` as ``transaction(for:_:)`` does; the base store tells the commit's positions.
     public func transactionWithPositions<Result: Sendable>(
         for account: AccountID, _ body: @Sendable (any StoreTransaction) async throws -> Result

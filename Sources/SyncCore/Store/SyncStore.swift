@@ -54,6 +54,20 @@ public protocol SyncStore: Sendable {
         _ body: @Sendable (any StoreTransaction) async throws -> Result
     ) async throws -> (result: Result, positions: CommittedPositions?)
 
+    /// Runs `body` on `account`'s committed data without waiting for the account's transactions,
+    /// and returns its result. Each read sees what is committed when it runs, so two reads may see
+    /// different commits: for a reader that needs no snapshot and runs beside a writer of the same
+    /// account — a push reading its next pack while the answer to the one before is written down.
+    /// `body` must not write.
+    ///
+    /// A store without such reads runs `body` as a transaction (the default).
+    /// - Throws: what `body` throws, ``StoreError/Code/invalidArgument`` when `body` writes (nothing is
+    ///   written), or ``StoreError``.
+    func readCommitted<Result: Sendable>(
+        for account: AccountID,
+        _ body: @Sendable (any StoreTransaction) async throws -> Result
+    ) async throws -> Result
+
     /// The records of `account` written after `position`, in order of position,
     /// at most `limit` of them, optionally only from `collections`.
     /// - Throws: ``StoreError`` when the store cannot be read.
@@ -76,6 +90,48 @@ extension SyncStore {
         _ body: @Sendable (any StoreTransaction) async throws -> Result
     ) async throws -> (result: Result, positions: CommittedPositions?) {
         (try await transaction(for: account, body), nil)
+    }
+
+    /// Runs `body` as a transaction that refuses writes: the default for a store without reads that
+    /// skip its transactions.
+    public func readCommitted<Result: Sendable>(
+        for account: AccountID,
+        _ body: @Sendable (any StoreTransaction) async throws -> Result
+    ) async throws -> Result {
+        try await transaction(for: account) { tx in try await body(ReadOnlyTransaction(base: tx)) }
+    }
+}
+
+/// A transaction of ``SyncStore/readCommitted(for:_:)``: the reads of `base`, and an error for every write.
+package struct ReadOnlyTransaction: StoreTransaction {
+    let base: any StoreTransaction
+
+    package init(base: any StoreTransaction) {
+        self.base = base
+    }
+
+    package var account: AccountID { base.account }
+
+    package func record(_ key: RecordKey) async throws -> StoredRecord? { try await base.record(key) }
+
+    package func records(in collection: CollectionID, after id: RecordID?, limit: Int) async throws -> [StoredRecord] {
+        try await base.records(in: collection, after: id, limit: limit)
+    }
+
+    package func records(at keys: [RecordKey]) async throws -> [RecordKey: StoredRecord] { try await base.records(at: keys) }
+
+    package func assumeNeverWritten(_ keys: [RecordKey]) async throws { try await base.assumeNeverWritten(keys) }
+
+    package func put(_ record: SyncRecord) async throws { throw Self.refusal }
+
+    package func purge(_ key: RecordKey) async throws { throw Self.refusal }
+
+    package func metadata(_ key: String, for peer: PeerID) async throws -> SyncValue? { try await base.metadata(key, for: peer) }
+
+    package func setMetadata(_ value: SyncValue?, _ key: String, for peer: PeerID) async throws { throw Self.refusal }
+
+    private static var refusal: StoreError {
+        StoreError(.invalidArgument, "a read of committed data cannot write; writes belong in transaction(for:_:)")
     }
 }
 

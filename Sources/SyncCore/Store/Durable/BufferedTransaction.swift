@@ -69,6 +69,17 @@ package final class BufferedTransaction: StoreTransaction {
     }
 
     /// Ends the transaction and returns what it wrote; later calls on it throw.
+    /// Runs `body` on a transaction over `reads` that refuses writes, and returns its result: a durable
+    /// store's ``SyncStore/readCommitted(for:_:)``, which takes no lock and checks no revision.
+    /// - Throws: What `body` throws, such as the ``StoreError/Code/invalidArgument`` of a write.
+    package static func readCommitted<Result: Sendable>(
+        account: AccountID, reads: any CommittedReads, _ body: @Sendable (any StoreTransaction) async throws -> Result
+    ) async throws -> Result {
+        let transaction = BufferedTransaction(account: account, reads: reads)
+        defer { _ = transaction.finish() }
+        return try await body(ReadOnlyTransaction(base: transaction))
+    }
+
     package func finish() -> Outcome {
         state.withLock { state in
             state.isFinished = true
