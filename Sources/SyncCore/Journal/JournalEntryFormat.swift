@@ -2,7 +2,7 @@ import FoundationEssentials
 
 /// A journal entry as its record holds it. An entry that names its record (``SyncJournal/recordLocalChange(_:writtenAs:without:at:basedOn:)``)
 /// keeps no copy of the local version's fields: until ``JournalEntryFormat/resolved(_:with:)`` reads them from the
-/// record, its `local` holds the key, the deletion flag and the version only.
+/// record, its `local` holds the key and the version only.
 struct StoredEntry: Sendable {
     /// The entry; for one that names its record, `local` has no fields yet.
     var entry: JournalEntry
@@ -24,10 +24,6 @@ struct StoredEntry: Sendable {
 enum JournalEntryFormat {
     /// The node journal records are stamped with.
     static let node: PeerID = "anchorage.journal"
-
-    static func record(_ entry: JournalEntry, key: RecordKey) -> SyncRecord {
-        record(StoredEntry(entry: entry, recordColumns: nil), key: key)
-    }
 
     static func record(_ stored: StoredEntry, key: RecordKey) -> SyncRecord {
         let entry = stored.entry

@@ -60,7 +60,7 @@ public protocol SyncStore: Sendable {
     /// account — a push reading its next pack while the answer to the one before is written down.
     /// `body` must not write.
     ///
-    /// A store without such reads runs `body` as a transaction (the default).
+    /// A store without such reads runs `body` as a transaction that refuses writes (the default).
     /// - Throws: what `body` throws, ``StoreError/Code/invalidArgument`` when `body` writes (nothing is
     ///   written), or ``StoreError``.
     func readCommitted<Result: Sendable>(

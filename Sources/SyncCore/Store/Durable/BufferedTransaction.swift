@@ -68,7 +68,6 @@ package final class BufferedTransaction: StoreTransaction {
         self.reads = reads
     }
 
-    /// Ends the transaction and returns what it wrote; later calls on it throw.
     /// Runs `body` on a transaction over `reads` that refuses writes, and returns its result: a durable
     /// store's ``SyncStore/readCommitted(for:_:)``, which takes no lock and checks no revision.
     /// - Throws: What `body` throws, such as the ``StoreError/Code/invalidArgument`` of a write.
@@ -80,6 +79,7 @@ package final class BufferedTransaction: StoreTransaction {
         return try await body(ReadOnlyTransaction(base: transaction))
     }
 
+    /// Ends the transaction and returns what it wrote; later calls on it throw.
     package func finish() -> Outcome {
         state.withLock { state in
             state.isFinished = true
