@@ -22,9 +22,10 @@ actor CrashServer {
     /// How many times the server was killed.
     private(set) var kills = 0
 
-    /// Starts `anchorage serve` on a free port with `arguments` (the store, the users file, …).
+    /// Starts `anchorage serve` with `arguments` (the store, the users file, …) on a free port that no
+    /// outgoing connection can take while the server is down (``LoopbackSocket/restartablePort()``).
     init(_ tool: AnchorageTool, arguments: [String]) async throws {
-        let server = try await tool.serve(arguments)
+        let server = try await tool.serve(arguments, port: LoopbackSocket.restartablePort())
         self.tool = tool
         self.arguments = arguments
         self.url = server.url

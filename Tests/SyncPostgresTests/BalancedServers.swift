@@ -83,7 +83,8 @@ actor BalancedServers {
                 ] + extra
             var urls: [URL] = []
             for _ in 0..<3 {
-                let server = try await tool.serve(arguments)
+                // On ports no outgoing connection can take while a killed process is down.
+                let server = try await tool.serve(arguments, port: LoopbackSocket.restartablePort())
                 processes.append(server.process)
                 urls.append(server.url)
             }

@@ -33,17 +33,18 @@ final class PushTestServer: Sendable {
         self.task = task
     }
 
-    /// Starts a server on `store` (on a free port, or `port`). A server started again on the port of
-    /// one just stopped tries again while the old listening socket is still being closed.
+    /// Starts a server on `store` (on a free port, or `port`: for a server started again on the same
+    /// port, take one from ``LoopbackSocket/restartablePort()``). A server started on the port of one
+    /// just stopped tries again, for up to 10 seconds, while the old listening socket is still being
+    /// closed.
     static func start(
         store: any ChangeNotifyingStore, port: Int = 0, configuration: PushServer.Configuration = .init()
     ) async throws -> PushTestServer {
-        var attempts = 0
+        let deadline = ContinuousClock.now.advanced(by: .seconds(10))
         while true {
             do {
                 return try await startOnce(store: store, port: port, configuration: configuration)
-            } catch where port != 0 && attempts < 500 && "\(error)".contains("Address already in use") {
-                attempts += 1
+            } catch where port != 0 && ContinuousClock.now < deadline && "\(error)".contains("Address already in use") {
                 await Task.yield()
             }
         }

@@ -90,8 +90,8 @@ struct PushRecoveryTests {
     @Test("the server restarts while B is connected: B reconnects and misses nothing")
     func serverRestart() async throws {
         let store = try SQLiteStore.inMemory()
-        var server = try await PushTestServer.start(store: store)
-        let port = server.port
+        let port = try LoopbackSocket.restartablePort()
+        var server = try await PushTestServer.start(store: store, port: port)
         let clock = TestClock()
         let b = PushDevice(.ota, token: "device-b", server: server.url)
         let pushB = b.pushClient(server: server.url, clock: clock)

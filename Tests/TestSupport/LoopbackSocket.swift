@@ -9,8 +9,8 @@ private let socketBind = Darwin.bind
 private let socketBind = Glibc.bind
 #endif
 
-/// A TCP socket bound to a free port on 127.0.0.1, for tests that need a port no server answers on:
-/// while the socket is open, no other socket can take the port.
+/// TCP sockets and ports on 127.0.0.1 for tests: a port no server answers on, and a port a server
+/// can be started on again after it stops.
 public enum LoopbackSocket {
     /// What binding failed on.
     public struct Failure: Error, CustomStringConvertible {
@@ -19,9 +19,46 @@ public enum LoopbackSocket {
     }
 
     /// Binds a new socket to a free loopback port. A socket that listens queues connections nobody
-    /// answers; one that does not listen has every connection refused.
+    /// answers; one that does not listen has every connection refused. While the socket is open, no
+    /// other socket can take the port.
     /// - Returns: The socket's descriptor (close it when done) and its port.
     public static func bind(listening: Bool) throws -> (descriptor: Int32, port: Int) {
+        try bind(port: 0, listening: listening)
+    }
+
+    /// A free loopback port below the system's ephemeral range, for a server a test stops and starts
+    /// again on the same port.
+    ///
+    /// A port the system picked (port 0) lies in the ephemeral range, from which the system also gives
+    /// every outgoing connection its local port: between a server's stop and its restart, another
+    /// test's connection may take the port, and the restart fails with "Address already in use". A
+    /// port below that range is never given to an outgoing connection.
+    public static func restartablePort() throws -> Int {
+        let ephemeralStart = ephemeralRange()?.lowerBound ?? 32768
+        let candidates = 10000..<max(ephemeralStart, 10001)
+        var lastFailure: (any Error)?
+        for _ in 0..<100 {
+            do {
+                let (descriptor, port) = try bind(port: Int.random(in: candidates), listening: false)
+                close(descriptor)
+                return port
+            } catch {
+                lastFailure = error
+            }
+        }
+        throw lastFailure ?? Failure(description: "no free loopback port below \(ephemeralStart)")
+    }
+
+    /// The system's ephemeral port range, where the system says it (Linux).
+    private static func ephemeralRange() -> ClosedRange<Int>? {
+        guard let text = try? String(contentsOfFile: "/proc/sys/net/ipv4/ip_local_port_range", encoding: .utf8) else { return nil }
+        let bounds = text.split(whereSeparator: \.isWhitespace).compactMap { Int($0) }
+        guard bounds.count == 2, bounds[0] <= bounds[1] else { return nil }
+        return bounds[0]...bounds[1]
+    }
+
+    /// Binds a new socket to `port` on 127.0.0.1 (0: a free port the system picks).
+    private static func bind(port: Int, listening: Bool) throws -> (descriptor: Int32, port: Int) {
         #if canImport(Darwin)
         let stream = SOCK_STREAM
         #else
@@ -32,6 +69,7 @@ public enum LoopbackSocket {
         var address = sockaddr_in()
         address.sin_family = sa_family_t(AF_INET)
         address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        address.sin_port = in_port_t(UInt16(port).bigEndian)
         var length = socklen_t(MemoryLayout<sockaddr_in>.size)
         let bound = withUnsafeMutablePointer(to: &address) { pointer in
             pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) { generic in
@@ -42,7 +80,7 @@ public enum LoopbackSocket {
         guard bound else {
             let reason = String(cString: strerror(errno))
             close(descriptor)
-            throw Failure(description: "cannot bind a loopback port: \(reason)")
+            throw Failure(description: "cannot bind loopback port \(port): \(reason)")
         }
         return (descriptor, Int(UInt16(bigEndian: address.sin_port)))
     }
