@@ -101,7 +101,6 @@ let package = Package(
                 .product(name: "SyncCore", package: "Anchorage"),
                 .product(name: "SyncHTTP", package: "Anchorage"),
                 .product(name: "SyncJSON", package: "Anchorage"),
-                .product(name: "SyncSQLite", package: "Anchorage"),
                 .product(name: "SyncSamples", package: "Anchorage"),
                 .product(name: "Aquasync", package: "Anchorage"),
             ]),

@@ -9,17 +9,17 @@
 //
 // - fast syncs: N devices (10, 100, 1,000) each save one contact and sync (push 1 + pull) in a loop:
 //   syncs/s, p50/p99 of a sync, the server's CPU time per sync (/proc/PID/stat) and its peak RSS;
-// - upload: a device's 100,000 contacts (SyncSamples, no photos) sent in one `sync()`: records/s;
-// - pull: `anchorage sync` brings the 100,000 contacts into an empty SQLite device: records/s, the device's
+// - import: `anchorage records import` of 100,000 contacts (SyncSamples, no photos) from JSON Lines into a
+//   SQLite device: seconds;
+// - upload: `anchorage sync` of a copy of that device sends the 100,000 contacts: records/s, the device's
 //   and the server's peak RSS;
-// - import: `anchorage records import` of 100,000 contacts from JSON Lines into a SQLite device: seconds.
+// - pull: `anchorage sync` brings the 100,000 contacts into an empty SQLite device: the same figures.
 import AsyncHTTPClient
 import Aquasync
 import Foundation
 import SyncCore
 import SyncHTTP
 import SyncJSON
-import SyncSQLite
 import SyncSamples
 
 @main
@@ -43,6 +43,19 @@ struct SyncLoad {
             ("sqlite", { _ in "sqlite:" + temporaryPath("server", "sqlite") })
         ]
         if let postgres = options.postgres { stores.append(("postgres", { _ in postgres })) }
+        // The import comes first: the device it fills is the one each upload starts from (a copy of it).
+        var imported: String?
+        if options.contacts > 0 {
+            let (seconds, device, peakRSS) = try importWithCommandLine(contacts, anchorage: options.anchorage)
+            imported = device
+            results.values["import.seconds"] = seconds
+            results.values["import.records"] = Double(contacts.count)
+            results.values["import.records_per_s"] = Double(contacts.count) / seconds
+            results.values["import.device_rss_mb"] = Double(peakRSS) / 1_048_576
+            print(
+                "import: \(contacts.count) contacts with `anchorage records import` in \(format(seconds, 2)) s "
+                    + "(\(Int(Double(contacts.count) / seconds)) records/s), peak RSS \(peakRSS / 1_048_576) MB")
+        }
         for (name, store) in stores {
             for devices in options.devices {
                 let prefix = "\(name)-\(devices)-\(UUID().uuidString.prefix(8).lowercased())"
@@ -52,24 +65,22 @@ struct SyncLoad {
                 results.add("\(name).fast.\(devices)", run)
                 print(run.line(store: name, devices: devices))
             }
-            if options.contacts > 0 {
+            if let imported {
                 let account = "\(name)-bulk-\(UUID().uuidString.prefix(8).lowercased())"
                 let server = try ServerProcess(anchorage: options.anchorage, store: try store(account), accounts: [account])
                 defer { server.stop() }
-                let upload = try await upload(contacts, server: server, account: account)
+                let device = try copyOfDevice(imported)
+                let upload = try syncWithCommandLine(
+                    device: device, server: server, account: account, anchorage: options.anchorage, expecting: "pushed \(contacts.count)",
+                    records: contacts.count)
                 results.add("\(name).upload", upload)
                 print(upload.line(store: name, what: "upload"))
-                let pull = try pullWithCommandLine(server: server, account: account, anchorage: options.anchorage, expected: contacts.count)
+                let pull = try syncWithCommandLine(
+                    device: temporaryPath("pull-device", "sqlite"), server: server, account: account, anchorage: options.anchorage,
+                    expecting: "pulled \(contacts.count)", records: contacts.count)
                 results.add("\(name).pull", pull)
                 print(pull.line(store: name, what: "pull"))
             }
-        }
-        if options.contacts > 0 {
-            let seconds = try importWithCommandLine(contacts, anchorage: options.anchorage)
-            results.values["import.seconds"] = seconds
-            results.values["import.records"] = Double(contacts.count)
-            results.values["import.records_per_s"] = Double(contacts.count) / seconds
-            print("import: \(contacts.count) contacts with `anchorage records import` in \(format(seconds, 2)) s (\(Int(Double(contacts.count) / seconds)) records/s)")
         }
         if let json = options.json {
             try results.write(to: json)
@@ -127,39 +138,23 @@ struct SyncLoad {
 
     // MARK: Upload and pull
 
-    /// One device with `contacts` saved locally (not timed) sends them all in one `sync()`.
-    static func upload(_ contacts: [SyncValue], server: ServerProcess, account: String) async throws -> BulkRun {
-        let store = try SQLiteStore(path: temporaryPath("upload-device", "sqlite"))
-        let device = AquasyncClient(
-            store: store, account: AccountID(account),
-            transport: HTTPClientTransport(baseURL: server.url).with(CredentialsMiddleware(.basic(username: account, password: ServerProcess.password))),
-            codec: JSONCodec())
-        let fields = contacts.map { contact -> (gid: String?, fields: [String: SyncValue]) in
-            guard case .dictionary(let fields) = contact else { return (nil, [:]) }
-            return (nil, fields)
+    /// A copy of the SQLite device at `path` (its write-ahead log too, if one is left), to sync from.
+    static func copyOfDevice(_ path: String) throws -> String {
+        let copy = temporaryPath("upload-device", "sqlite")
+        for suffix in ["", "-wal"] where FileManager.default.fileExists(atPath: path + suffix) {
+            try FileManager.default.copyItem(atPath: path + suffix, toPath: copy + suffix)
         }
-        for start in stride(from: 0, to: fields.count, by: 1_000) {
-            _ = try await device.records.save("Contact", Array(fields[start..<min(fields.count, start + 1_000)]))
-        }
-        let sampler = MemorySampler(pids: [server.pid, getpid()])
-        let before = server.usage()
-        let clock = ContinuousClock()
-        let began = clock.now
-        let report = try await device.sync()
-        let elapsed = began.duration(to: clock.now).seconds
-        let after = server.usage()
-        let peaks = sampler.stop()
-        guard report.pushed == contacts.count else { throw BenchmarkError("upload pushed \(report.pushed) of \(contacts.count) contacts") }
-        return BulkRun(
-            records: contacts.count, seconds: elapsed, serverCPU: after.cpuSeconds - before.cpuSeconds,
-            serverPeakRSS: peaks[server.pid] ?? 0, devicePeakRSS: peaks[getpid()] ?? 0)
+        return copy
     }
 
-    /// `anchorage sync` pulls every contact of `account` into a new SQLite device.
-    static func pullWithCommandLine(server: ServerProcess, account: String, anchorage: String, expected: Int) throws -> BulkRun {
+    /// Times `anchorage sync` of the SQLite device at `device` with `account` on the server, which must
+    /// print `expecting` (`pushed N` for an upload, `pulled N` for a pull), and samples both processes' RSS.
+    static func syncWithCommandLine(
+        device: String, server: ServerProcess, account: String, anchorage: String, expecting: String, records: Int
+    ) throws -> BulkRun {
         let process = Process()
         process.executableURL = URL(fileURLWithPath: anchorage)
-        process.arguments = ["sync", "--server", server.url.absoluteString, "--user", account, "--store", "sqlite:" + temporaryPath("pull-device", "sqlite")]
+        process.arguments = ["sync", "--server", server.url.absoluteString, "--user", account, "--store", "sqlite:" + device]
         process.environment = ProcessInfo.processInfo.environment.merging(["ANCHORAGE_PASSWORD": ServerProcess.password]) { $1 }
         let output = Pipe()
         process.standardOutput = output
@@ -174,18 +169,17 @@ struct SyncLoad {
         let after = server.usage()
         guard process.terminationStatus == 0 else { throw BenchmarkError("anchorage sync exited with \(process.terminationStatus)") }
         let line = String(decoding: text, as: UTF8.self)
-        guard line.contains("\(expected)") || line.contains(expected.formatted()) else {
-            throw BenchmarkError("anchorage sync did not pull \(expected) contacts: \(line)")
-        }
+        guard line.contains(expecting + ",") else { throw BenchmarkError("anchorage sync did not say \"\(expecting)\": \(line)") }
         return BulkRun(
-            records: expected, seconds: elapsed, serverCPU: after.cpuSeconds - before.cpuSeconds,
+            records: records, seconds: elapsed, serverCPU: after.cpuSeconds - before.cpuSeconds,
             serverPeakRSS: peaks[server.pid] ?? 0, devicePeakRSS: peaks[process.processIdentifier] ?? 0)
     }
 
     // MARK: Import
 
     /// Writes `contacts` as JSON Lines (the form `anchorage records list` prints) and times `anchorage records import` of them.
-    static func importWithCommandLine(_ contacts: [SyncValue], anchorage: String) throws -> Double {
+    /// - Returns: The seconds it took, the path of the SQLite device it filled, and the import's peak RSS.
+    static func importWithCommandLine(_ contacts: [SyncValue], anchorage: String) throws -> (seconds: Double, device: String, peakRSS: Int) {
         let file = temporaryPath("contacts", "jsonl")
         var bytes: [UInt8] = []
         let codec = JSONCodec()
@@ -196,14 +190,17 @@ struct SyncLoad {
         try Data(bytes).write(to: URL(fileURLWithPath: file))
         let process = Process()
         process.executableURL = URL(fileURLWithPath: anchorage)
-        process.arguments = ["records", "import", "Contact", file, "--store", "sqlite:" + temporaryPath("import-device", "sqlite")]
+        let device = temporaryPath("import-device", "sqlite")
+        process.arguments = ["records", "import", "Contact", file, "--store", "sqlite:" + device]
         process.standardOutput = FileHandle.nullDevice
         let began = ContinuousClock.now
         try process.run()
+        let sampler = MemorySampler(pids: [process.processIdentifier])
         process.waitUntilExit()
         let elapsed = began.duration(to: .now).seconds
+        let peaks = sampler.stop()
         guard process.terminationStatus == 0 else { throw BenchmarkError("anchorage records import exited with \(process.terminationStatus)") }
-        return elapsed
+        return (elapsed, device, peaks[process.processIdentifier] ?? 0)
     }
 
     /// A value in the listed form of JSON files: dates as `{"$date": ISO 8601}`, data as `{"$data": base64}`.
