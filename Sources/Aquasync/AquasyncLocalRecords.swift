@@ -71,6 +71,17 @@ public struct AquasyncLocalRecords: Sendable {
     /// - Returns: The records' gids, in the order given.
     @discardableResult
     public func save(_ model: String, _ records: [(gid: String?, fields: [String: SyncValue])]) async throws -> [String] {
+        try await save(prepare(model, records))
+    }
+
+    /// Checks and encodes records of `model` for ``save(_:)-(PreparedWrites)``, outside any transaction, so
+    /// a writer of many batches prepares the next one while the store commits the last (as
+    /// `anchorage records import` does). Nothing is written.
+    /// - Parameters:
+    ///   - model: The model, such as `Contact`.
+    ///   - records: Each record's id (a new lowercase UUID when `nil`) and fields, as ``save(_:gid:fields:)`` takes them.
+    /// - Throws: ``AquasyncValidationError`` when the model, a gid or a field name is not allowed; ``SyncCore/StoreError``.
+    public func prepare(_ model: String, _ records: [(gid: String?, fields: [String: SyncValue])]) async throws -> PreparedWrites {
         guard DeltaPack.isValidModelName(model) else { throw AquasyncValidationError("\"\(model)\" is not a model name") }
         var writes: [Write] = []
         writes.reserveCapacity(records.count)
@@ -85,13 +96,21 @@ public struct AquasyncLocalRecords: Sendable {
             guard isLowercaseUUID(gid) else { throw AquasyncValidationError("gid must be a lowercase UUID") }
             writes.append(Write(gid: gid, fields: fields, isDeleted: false, isNew: false))
         }
-        try await write(model, writes)
-        return writes.map(\.gid)
+        return try await prepared(model, writes)
+    }
+
+    /// Writes the records ``prepare(_:_:)`` made ready in one transaction — all of them or, when the
+    /// store fails, none — and journals each change: the same writes as ``save(_:_:)``.
+    /// - Returns: The records' gids, in the order given.
+    @discardableResult
+    public func save(_ prepared: PreparedWrites) async throws -> [String] {
+        try await write(prepared)
+        return prepared.writes.map(\.delta.gid)
     }
 
     /// Soft-deletes a record and journals the change; its fields are cleared.
     public func delete(_ model: String, gid: String) async throws {
-        try await write(model, [Write(gid: gid, fields: [:], isDeleted: true, isNew: false)])
+        try await write(prepared(model, [Write(gid: gid, fields: [:], isDeleted: true, isNew: false)]))
     }
 
     /// The record `gid` of `model`, deleted or not, or `nil` if this device never saw it.
@@ -131,10 +150,44 @@ public struct AquasyncLocalRecords: Sendable {
         var isNew: Bool
     }
 
-    /// Writes each version in one transaction and journals it, stamped after the version it replaces.
-    private func write(_ model: String, _ writes: [Write]) async throws {
-        let token = try await deviceToken()
+    /// Records checked and encoded by ``AquasyncLocalRecords/prepare(_:_:)``, for ``AquasyncLocalRecords/save(_:)-(PreparedWrites)``.
+    public struct PreparedWrites: Sendable {
+        /// One version, stamped with the clock when it was prepared, and encoded.
+        struct Write: Sendable {
+            var delta: Delta
+            var encoded: EncodedRecord
+            /// Whether its gid was just made, so no record or journal entry has it.
+            var isNew: Bool
+        }
+
+        let model: String
+        let writes: [Write]
+        /// When they were prepared: the journal entries' time.
+        let now: Date
+
+        /// How many records there are.
+        public var count: Int { writes.count }
+    }
+
+    /// `writes` stamped with the clock and encoded. The device token is read without the account's lock
+    /// (made, once, in a transaction of its own), so a batch is prepared while another commits.
+    private func prepared(_ model: String, _ writes: [Write]) async throws -> PreparedWrites {
+        let existingToken = try await store.readCommitted(for: account) { tx in try await tx.metadata(Self.deviceTokenKey) }
+        let token: String
+        if let existingToken { token = existingToken } else { token = try await deviceToken() }
         let now = clock.now()
+        let timestamp = Delta.milliseconds(now)
+        let ready = try writes.map { write in
+            let delta = Delta(gid: write.gid, deviceToken: token, localTimestamp: timestamp, isDeleted: write.isDeleted, fields: write.fields)
+            return PreparedWrites.Write(delta: delta, encoded: try EncodedRecord(StoredDelta.record(delta, model: model)), isNew: write.isNew)
+        }
+        return PreparedWrites(model: model, writes: ready, now: now)
+    }
+
+    /// Writes each prepared version in one transaction and journals it, stamped after the version it
+    /// replaces (encoded again in the rare case that version is not older than the preparation).
+    private func write(_ prepared: PreparedWrites) async throws {
+        let (model, writes, now) = (prepared.model, prepared.writes, prepared.now)
         let (store, account) = (store, account)
         try await store.transaction(for: account) { tx in
             // The first write to an account that holds nothing: no earlier version of the library wrote
@@ -143,31 +196,32 @@ public struct AquasyncLocalRecords: Sendable {
                 try await tx.setMetadata(true, Self.legacyDirtyAdopted)
             }
             // A gid just made names no record and no journal entry: only the others are read ahead.
-            let given = writes.filter { !$0.isNew }.map { StoredDelta.key(model, $0.gid) }
-            let made = writes.filter(\.isNew).map { StoredDelta.key(model, $0.gid) }
+            let given = writes.filter { !$0.isNew }.map { StoredDelta.key(model, $0.delta.gid) }
+            let made = writes.filter(\.isNew).map { StoredDelta.key(model, $0.delta.gid) }
             try await tx.prefetch(given)
             try await tx.journal.prefetch(given)
             try await tx.assumeNeverWritten(made)
             try await tx.journal.assumeNoEntries(for: made)
             for write in writes {
-                let (gid, fields, isDeleted) = (write.gid, write.fields, write.isDeleted)
-                let key = StoredDelta.key(model, gid)
-                var timestamp = Delta.milliseconds(now)
+                var encoded = write.encoded
                 var held: Delta?
-                if let existing = try await tx.record(key) {
+                if !write.isNew, let existing = try await tx.record(encoded.record.key) {
                     let delta = try StoredDelta.delta(existing)
-                    timestamp = max(timestamp, Delta.timestamp(after: delta.localTimestamp))
+                    let after = Delta.timestamp(after: delta.localTimestamp)
+                    if after > write.delta.localTimestamp {
+                        var later = write.delta
+                        later.localTimestamp = after
+                        encoded = try EncodedRecord(StoredDelta.record(later, model: model))
+                    }
                     // A version marked dirty by an earlier version of the library never reached the server.
                     if existing.record.fields[Self.legacyDirtyColumn] != .bool(true) { held = delta }
                 }
-                let delta = Delta(gid: gid, deviceToken: token, localTimestamp: timestamp, isDeleted: isDeleted, fields: fields)
-                let record = StoredDelta.record(delta, model: model)
-                try await tx.put(record)
-                let action: JournalAction = isDeleted ? .delete : held == nil ? .add : .modify
+                try await tx.put(encoded)
+                let action: JournalAction = write.delta.isDeleted ? .delete : held == nil ? .add : .modify
                 // Without a pending entry, the version held is the server's. The entry names the record: its
                 // fields without the sync columns are the neutral form (a deletion's fields are empty).
                 try await tx.journal.recordLocalChange(
-                    action, writtenAs: record, without: StoredDelta.columns, at: now,
+                    action, writtenAs: encoded.record, without: StoredDelta.columns, at: now,
                     basedOn: held.map { StoredDelta.serverVersion($0, model: model) })
             }
         }

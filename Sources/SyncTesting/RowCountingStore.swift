@@ -179,6 +179,11 @@ private struct CountingTransaction: StoreTransaction {
         try await base.put(record)
     }
 
+    func put(_ encoded: EncodedRecord) async throws {
+        store.wrote(encoded.record)
+        try await base.put(encoded)
+    }
+
     func purge(_ key: RecordKey) async throws { try await base.purge(key) }
 
     func metadata(_ key: String, for peer: PeerID) async throws -> SyncValue? { try await base.metadata(key, for: peer) }

@@ -4,8 +4,9 @@ import SyncCore
 /// The checks of writing, reading, rolling back and purging records.
 extension StoreContractSuite {
     /// Checks that records, tombstones included, read back exactly as written,
-    /// each with a position after ``ChangePosition/start``, and that an empty
-    /// store has no changes.
+    /// each with a position after ``ChangePosition/start``, that an empty
+    /// store has no changes, and that a record written as an ``EncodedRecord``
+    /// reads back as the same record.
     /// - Throws: ``VerificationError`` naming the rule "round trip".
     public func verifyRoundTrip() async throws {
         let check = Check.roundTrip.rule
@@ -48,6 +49,20 @@ extension StoreContractSuite {
             try require(
                 listed.map(\.record) == [full, tombstone], check,
                 "records(in: notes) gave \(listed.map(\.record.key)), expected [notes/full, notes/gone]")
+
+            // A record encoded before its transaction is the same write.
+            let encoded = Self.record("encoded", "full", Self.everyKindOfField, second: 3)
+            let replaced = Self.record("encoded", "full", ["replaced": true], second: 4)
+            let ready = try [encoded, replaced].map(EncodedRecord.init)
+            try await store.transaction(for: account) { tx in try await tx.put(ready[0]) }
+            guard let readBack = try await Self.read(encoded.key, in: store, for: account), readBack.record == encoded else {
+                throw failure(check, "\(encoded.key) was written encoded as \(encoded) and does not read back the same")
+            }
+            try await store.transaction(for: account) { tx in try await tx.put(ready[1]) }
+            let replacedBack = try await Self.read(encoded.key, in: store, for: account)
+            try require(
+                replacedBack?.record == replaced && replacedBack.map { $0.position > readBack.position } == true, check,
+                "\(encoded.key) rewritten encoded as \(replaced) reads back as \(String(describing: replacedBack))")
         }
     }
 

@@ -75,9 +75,29 @@ struct Records: AsyncParsableCommand {
             }
         }
 
-        /// Saves `records` (objects of a records file) in one transaction of the open `store`;
-        /// `firstNumber` is the first one's number in the file, for messages.
-        func save(_ records: [[String: SyncValue]], model: String, firstNumber: Int, in store: any SyncStore) async throws {
+        /// A batch of a records file checked, and for Aquasync encoded, by ``prepare(_:model:firstNumber:in:)``,
+        /// for ``save(_:in:)``.
+        enum PreparedBatch: Sendable {
+            case aquasync(AquasyncLocalRecords.PreparedWrites)
+            case appsync(model: String, [(guid: String?, fields: [String: SyncValue])])
+            case ota([(luid: String?, entity: String, fields: [String: SyncValue])])
+
+            /// How many records it holds.
+            var count: Int {
+                switch self {
+                case .aquasync(let writes): writes.count
+                case .appsync(_, let items): items.count
+                case .ota(let items): items.count
+                }
+            }
+        }
+
+        /// Checks `records` (objects of a records file) for the stack, and for Aquasync encodes them,
+        /// without the account's lock: an import prepares the next batch while the store commits the
+        /// last. `firstNumber` is the first one's number in the file, for messages.
+        func prepare(_ records: [[String: SyncValue]], model: String, firstNumber: Int, in store: any SyncStore) async throws
+            -> PreparedBatch
+        {
             /// The id under `key`, when there is one, and refuses keys the stack does not know.
             func id(_ record: [String: SyncValue], _ index: Int, key: String, allowed: Set<String>) throws -> String? {
                 if let unknown = record.keys.sorted().first(where: { !allowed.contains($0) }) {
@@ -94,30 +114,46 @@ struct Records: AsyncParsableCommand {
                     let items = try records.enumerated().map { index, record in
                         (gid: try id(record, index, key: "gid", allowed: ["gid", "fields", "dirty"]), fields: fields(record))
                     }
-                    _ = try await AquasyncLocalRecords(store: store).save(model, items)
+                    return .aquasync(try await AquasyncLocalRecords(store: store).prepare(model, items))
                 case .appsync:
-                    let items = try records.enumerated().map { index, record in
-                        (guid: try id(record, index, key: "guid", allowed: ["guid", "fields"]), fields: fields(record))
-                    }
-                    let (client, type) = try appSyncObjects(model, in: store)
-                    _ = try await client.save(type.name, items)
+                    return .appsync(
+                        model: model,
+                        try records.enumerated().map { index, record in
+                            (guid: try id(record, index, key: "guid", allowed: ["guid", "fields"]), fields: fields(record))
+                        })
                 case .ota:
-                    let items = try records.enumerated().map { index, record in
-                        guard let entity = record["entity"]?.stringValue else {
-                            throw failure("record \(firstNumber + index): an OTA record needs \"entity\"", code: 65)
-                        }
-                        return (
-                            luid: try id(record, index, key: "luid", allowed: ["luid", "entity", "fields"]), entity: entity,
-                            fields: fields(record)
-                        )
-                    }
-                    let (records, dataclass) = try await otaRecords(in: store)
-                    _ = try await records.save(dataclass: dataclass, items)
+                    return .ota(
+                        try records.enumerated().map { index, record in
+                            guard let entity = record["entity"]?.stringValue else {
+                                throw failure("record \(firstNumber + index): an OTA record needs \"entity\"", code: 65)
+                            }
+                            return (
+                                luid: try id(record, index, key: "luid", allowed: ["luid", "entity", "fields"]), entity: entity,
+                                fields: fields(record)
+                            )
+                        })
                 }
             } catch let error as AquasyncValidationError {
                 throw failure("records \(firstNumber)–\(firstNumber + records.count - 1): cannot save: \(error)", code: 65)
+            }
+        }
+
+        /// Saves a prepared batch in one transaction of the open `store`; `firstNumber` is its first
+        /// record's number in the file, for messages.
+        func save(_ batch: PreparedBatch, firstNumber: Int, in store: any SyncStore) async throws {
+            do {
+                switch batch {
+                case .aquasync(let writes):
+                    _ = try await AquasyncLocalRecords(store: store).save(writes)
+                case .appsync(let model, let items):
+                    let (client, type) = try appSyncObjects(model, in: store)
+                    _ = try await client.save(type.name, items)
+                case .ota(let items):
+                    let (records, dataclass) = try await otaRecords(in: store)
+                    _ = try await records.save(dataclass: dataclass, items)
+                }
             } catch let error as AppSyncError {
-                throw failure("records \(firstNumber)–\(firstNumber + records.count - 1): cannot save: \(error.message)", code: 65)
+                throw failure("records \(firstNumber)–\(firstNumber + batch.count - 1): cannot save: \(error.message)", code: 65)
             }
         }
 
@@ -408,9 +444,12 @@ struct Records: AsyncParsableCommand {
             var saved = 0
             do {
                 // The store is opened once for the whole file; each batch is one transaction.
+                // Each batch is checked and encoded beside the commit of the one before.
                 try await device.store.withStore { store in
                     try await records.forEachPage(of: batchSize) { batch, firstNumber in
-                        try await device.save(batch, model: model, firstNumber: firstNumber, in: store)
+                        try await device.prepare(batch, model: model, firstNumber: firstNumber, in: store)
+                    } save: { batch, firstNumber in
+                        try await device.save(batch, firstNumber: firstNumber, in: store)
                         saved += batch.count
                         progress.show(saved)
                     }

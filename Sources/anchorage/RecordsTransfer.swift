@@ -276,27 +276,32 @@ struct CheckedRecords: Sendable {
     let count: Int
     let content: Content
 
-    /// Hands the records to `body` in pages of `pageSize`, in the file's order, with the number of
-    /// each page's first record (from 1). The next page of a JSON Lines file is parsed while `body`
-    /// works on the current one (``SyncCore/PagedPull``), so reading and saving share the machine's cores.
-    /// - Throws: What `body` throws; pages handed on before stay handed on.
-    func forEachPage(
-        of pageSize: Int, _ body: (_ records: [[String: SyncValue]], _ firstNumber: Int) async throws -> Void
+    /// Hands the records to `prepare` and then `save` in pages of `pageSize`, in the file's order, with
+    /// the number of each page's first record (from 1). The next page of a JSON Lines file is parsed
+    /// and prepared while `save` works on the current one (``SyncCore/PagedPull``), so reading,
+    /// preparing and saving share the machine's cores.
+    /// - Throws: What `prepare` or `save` throws; pages saved before stay saved.
+    func forEachPage<Prepared: Sendable>(
+        of pageSize: Int,
+        prepare: @escaping @Sendable (_ records: [[String: SyncValue]], _ firstNumber: Int) async throws -> Prepared,
+        save: (_ batch: Prepared, _ firstNumber: Int) async throws -> Void
     ) async throws {
         switch content {
         case .parsed(let records):
             for start in stride(from: 0, to: records.count, by: pageSize) {
-                try await body(Array(records[start..<min(start + pageSize, records.count)]), start + 1)
+                try await save(try await prepare(Array(records[start..<min(start + pageSize, records.count)]), start + 1), start + 1)
             }
         case .jsonLines(let lines):
             let file = self.file
-            var firstNumber = 1
-            try await PagedPull.run(from: JSONLines.Position.start) { position in
-                let page = try file.readPage(lines, at: position, records: pageSize)
-                return page.records.isEmpty ? nil : (page.records, page.next)
-            } apply: { records in
-                try await body(records, firstNumber)
-                firstNumber += records.count
+            typealias Cursor = (position: JSONLines.Position, firstNumber: Int)
+            typealias Batch = (prepared: Prepared, firstNumber: Int)
+            try await PagedPull.run(from: Cursor(position: .start, firstNumber: 1)) { (cursor: Cursor) -> (page: Batch, next: Cursor?)? in
+                let page = try file.readPage(lines, at: cursor.position, records: pageSize)
+                guard !page.records.isEmpty else { return nil }
+                let batch = Batch(prepared: try await prepare(page.records, cursor.firstNumber), firstNumber: cursor.firstNumber)
+                return (batch, page.next.map { Cursor(position: $0, firstNumber: cursor.firstNumber + page.records.count) })
+            } apply: { (batch: Batch) in
+                try await save(batch.prepared, batch.firstNumber)
             }
         }
     }

@@ -202,6 +202,13 @@ private final class QuotaTransaction: StoreTransaction {
         add(new, minus: old)
     }
 
+    func put(_ encoded: EncodedRecord) async throws {
+        let old = try await Self.usage(of: base.record(encoded.record.key)?.record)
+        let new = try Self.usage(of: encoded.record)
+        try await base.put(encoded)
+        add(new, minus: old)
+    }
+
     func purge(_ key: RecordKey) async throws {
         let old = try await Self.usage(of: base.record(key)?.record)
         try await base.purge(key)

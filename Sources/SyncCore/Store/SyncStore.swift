@@ -124,6 +124,8 @@ package struct ReadOnlyTransaction: StoreTransaction {
 
     package func put(_ record: SyncRecord) async throws { throw Self.refusal }
 
+    package func put(_ encoded: EncodedRecord) async throws { throw Self.refusal }
+
     package func purge(_ key: RecordKey) async throws { throw Self.refusal }
 
     package func metadata(_ key: String, for peer: PeerID) async throws -> SyncValue? { try await base.metadata(key, for: peer) }
@@ -187,6 +189,11 @@ public protocol StoreTransaction: Sendable {
     /// Writes a record (insert or replace). A tombstone is written with `isDeleted` set.
     func put(_ record: SyncRecord) async throws
 
+    /// Writes a record whose fields were encoded before the transaction (insert or replace): the same
+    /// write as ``put(_:)-(SyncRecord)``, without the encoding. Stores that keep records in another
+    /// form get the default, which writes ``EncodedRecord/record``.
+    func put(_ encoded: EncodedRecord) async throws
+
     /// Removes a record without leaving a tombstone: for purging tombstones
     /// every peer has seen. Peers that have not synced since will not learn of it.
     func purge(_ key: RecordKey) async throws
@@ -211,6 +218,12 @@ extension StoreTransaction {
 
     /// Does nothing: a store without a read-ahead asks the database for each key anyway.
     public func assumeNeverWritten(_ keys: [RecordKey]) async throws {}
+
+    /// Writes ``EncodedRecord/record`` with ``put(_:)-(SyncRecord)``: the default for a store that keeps
+    /// records in another form than the encoded one.
+    public func put(_ encoded: EncodedRecord) async throws {
+        try await put(encoded.record)
+    }
 
     /// Reads the records at `keys` ahead of a loop that asks ``record(_:)`` for each of them.
     ///

@@ -178,12 +178,16 @@ package final class BufferedTransaction: StoreTransaction {
     }
 
     package func put(_ record: SyncRecord) async throws {
+        try await put(EncodedRecord(record))
+    }
+
+    package func put(_ encoded: EncodedRecord) async throws {
+        let record = encoded.record
         try requireStorable(record.key)
         try reads.requireStorable(record.version.node.rawValue, "node")
-        let fields = try StoredValueFormat.encode(fields: record.fields)
         try withOpenState { state in
             state.sequence += 1
-            state.records[record.key] = (state.sequence, .put(record, fields: fields))
+            state.records[record.key] = (state.sequence, .put(record, fields: encoded.fields))
         }
     }
 
