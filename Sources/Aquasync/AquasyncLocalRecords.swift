@@ -105,7 +105,7 @@ public struct AquasyncLocalRecords: Sendable {
     @discardableResult
     public func save(_ prepared: PreparedWrites) async throws -> [String] {
         try await write(prepared)
-        return prepared.writes.map(\.delta.gid)
+        return prepared.writes.map(\.encoded.record.id.rawValue)
     }
 
     /// Soft-deletes a record and journals the change; its fields are cleared.
@@ -152,10 +152,13 @@ public struct AquasyncLocalRecords: Sendable {
 
     /// Records checked and encoded by ``AquasyncLocalRecords/prepare(_:_:)``, for ``AquasyncLocalRecords/save(_:)-(PreparedWrites)``.
     public struct PreparedWrites: Sendable {
-        /// One version, stamped with the clock when it was prepared, and encoded.
+        /// One version, stamped with the clock when it was prepared, and encoded. (The record's fields are
+        /// the delta's wire form without `ust`; the delta itself is not kept, so a batch's values are freed
+        /// where it was prepared, not in the transaction.)
         struct Write: Sendable {
-            var delta: Delta
             var encoded: EncodedRecord
+            var localTimestamp: Int64
+            var isDeleted: Bool
             /// Whether its gid was just made, so no record or journal entry has it.
             var isNew: Bool
         }
@@ -179,7 +182,9 @@ public struct AquasyncLocalRecords: Sendable {
         let timestamp = Delta.milliseconds(now)
         let ready = try writes.map { write in
             let delta = Delta(gid: write.gid, deviceToken: token, localTimestamp: timestamp, isDeleted: write.isDeleted, fields: write.fields)
-            return PreparedWrites.Write(delta: delta, encoded: try EncodedRecord(StoredDelta.record(delta, model: model)), isNew: write.isNew)
+            return PreparedWrites.Write(
+                encoded: try EncodedRecord(StoredDelta.record(delta, model: model)), localTimestamp: timestamp, isDeleted: write.isDeleted,
+                isNew: write.isNew)
         }
         return PreparedWrites(model: model, writes: ready, now: now)
     }
@@ -196,8 +201,8 @@ public struct AquasyncLocalRecords: Sendable {
                 try await tx.setMetadata(true, Self.legacyDirtyAdopted)
             }
             // A gid just made names no record and no journal entry: only the others are read ahead.
-            let given = writes.filter { !$0.isNew }.map { StoredDelta.key(model, $0.delta.gid) }
-            let made = writes.filter(\.isNew).map { StoredDelta.key(model, $0.delta.gid) }
+            let given = writes.filter { !$0.isNew }.map(\.encoded.record.key)
+            let made = writes.filter(\.isNew).map(\.encoded.record.key)
             try await tx.prefetch(given)
             try await tx.journal.prefetch(given)
             try await tx.assumeNeverWritten(made)
@@ -208,8 +213,8 @@ public struct AquasyncLocalRecords: Sendable {
                 if !write.isNew, let existing = try await tx.record(encoded.record.key) {
                     let delta = try StoredDelta.delta(existing)
                     let after = Delta.timestamp(after: delta.localTimestamp)
-                    if after > write.delta.localTimestamp {
-                        var later = write.delta
+                    if after > write.localTimestamp {
+                        var later = try Delta(.dictionary(encoded.record.fields), at: encoded.record.key.description)
                         later.localTimestamp = after
                         encoded = try EncodedRecord(StoredDelta.record(later, model: model))
                     }
@@ -217,7 +222,7 @@ public struct AquasyncLocalRecords: Sendable {
                     if existing.record.fields[Self.legacyDirtyColumn] != .bool(true) { held = delta }
                 }
                 try await tx.put(encoded)
-                let action: JournalAction = write.delta.isDeleted ? .delete : held == nil ? .add : .modify
+                let action: JournalAction = write.isDeleted ? .delete : held == nil ? .add : .modify
                 // Without a pending entry, the version held is the server's. The entry names the record: its
                 // fields without the sync columns are the neutral form (a deletion's fields are empty).
                 try await tx.journal.recordLocalChange(
