@@ -411,7 +411,8 @@ struct Records: AsyncParsableCommand {
                 saved --batch-size to a transaction, with a progress bar on a
                 terminal. A JSON Lines file is read a batch at a time, twice (once
                 to check it, once to save it), so a file of any length takes little
-                memory; the next batch is read while one is saved. A document of
+                memory; the next batch is read and made ready (for Aquasync,
+                encoded) while one is saved. A document of
                 another codec is read whole. If the store fails part way (a full
                 disk), the records of the transactions that committed stay, and the
                 message says how many.
