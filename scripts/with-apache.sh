@@ -144,8 +144,10 @@ start_server() {
                 if (exec 3<>"/dev/tcp/127.0.0.1/$port") 2>/dev/null; then
                     if [ -n "$owner" ]; then
                         # Stops the server once its owner has gone, even if the owner never calls --stop.
+                        # (An owner that has ended but was not reaped is a zombie, which kill -0 still finds.)
                         nohup setsid bash -c '
-                            while kill -0 "$1" 2>/dev/null && [ -f "$2/httpd.conf" ]; do sleep 1; done
+                            running() { [ -r "/proc/$1/stat" ] && [ "$(sed "s/.*) //" "/proc/$1/stat" | cut -c1)" != Z ]; }
+                            while running "$1" && [ -f "$2/httpd.conf" ]; do sleep 1; done
                             [ -f "$2/httpd.conf" ] && exec "$0" --stop "$2"
                         ' "$0" "$owner" "$directory" </dev/null >/dev/null 2>&1 &
                     fi
@@ -164,18 +166,25 @@ start_server() {
     die "the server did not start (log above)"
 }
 
+# Whether process PID runs: it exists and is not a zombie (an ended process nobody reaped, which kill -0 still
+# finds where the machine's first process does not reap orphans).
+running() {
+    [ -r "/proc/$1/stat" ] && [ "$(sed 's/.*) //' "/proc/$1/stat" | cut -c1)" != Z ]
+}
+
 stop_process() {
-    local directory="$1" pid
-    [ -f "$directory/httpd.pid" ] || return 0
-    pid="$(cat "$directory/httpd.pid" 2>/dev/null || true)"
-    [ -n "$pid" ] || return 0
-    kill -TERM "$pid" 2>/dev/null || return 0
-    local tries
-    for tries in $(seq 1 100); do
-        kill -0 "$pid" 2>/dev/null || return 0
-        sleep 0.05
-    done
-    kill -KILL "$pid" 2>/dev/null || true
+    local directory="$1" pid=""
+    [ -f "$directory/httpd.pid" ] && pid="$(cat "$directory/httpd.pid" 2>/dev/null || true)"
+    if [ -n "$pid" ] && kill -TERM "$pid" 2>/dev/null; then
+        local tries
+        for tries in $(seq 1 100); do
+            running "$pid" || break
+            sleep 0.05
+        done
+        ! running "$pid" || kill -KILL "$pid" 2>/dev/null || true
+    fi
+    # Children whose parent ended before them (or was killed) still serve under this configuration: end them too.
+    pkill -KILL -f -- "-f $directory/httpd.conf" 2>/dev/null || true
 }
 
 stop_server() {
