@@ -76,7 +76,7 @@ struct Records: AsyncParsableCommand {
         }
 
         /// A batch of a records file checked, and for Aquasync encoded, by ``prepare(_:model:firstNumber:in:)``,
-        /// for ``save(_:in:)``.
+        /// for ``save(_:firstNumber:in:)``.
         enum PreparedBatch: Sendable {
             case aquasync(AquasyncLocalRecords.PreparedWrites)
             case appsync(model: String, [(guid: String?, fields: [String: SyncValue])])

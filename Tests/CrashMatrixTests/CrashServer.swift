@@ -39,7 +39,7 @@ actor CrashServer {
         #expect(status == 128 + SIGKILL, "the server was running when it was killed: \(status)")
         kills += 1
         let port = try #require(url.port, "\(url)")
-        process = try await tool.serve(arguments, port: port).process
+        process = try await tool.serveAgain(arguments, port: port).process
     }
 
     /// Stops the server with `SIGTERM`; returns its exit status and what it wrote to standard error

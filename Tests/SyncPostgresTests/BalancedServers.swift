@@ -112,7 +112,7 @@ actor BalancedServers {
         #expect(status == 128 + SIGKILL, "process \(index) was running when it was killed: \(status)")
         kills += 1
         let port = try #require(URL(string: "http://\(addresses[index])")?.port)
-        processes[index] = try await tool.serve(arguments, port: port).process
+        processes[index] = try await tool.serveAgain(arguments, port: port).process
     }
 
     /// Kills the next process in turn and starts it again, after the kills asked for before have ended.

@@ -54,4 +54,19 @@ public struct AnchorageTool: Sendable {
         }
         return Server(process: process, url: url)
     }
+
+    /// Starts `anchorage serve` again on `port`, the port of one that was just stopped or killed, as
+    /// ``serve(_:port:environment:workingDirectory:)`` does. A start that finds the port still taken
+    /// ("Address already in use": the old server's sockets still closing) is tried again, for up to
+    /// 10 seconds.
+    public func serveAgain(_ arguments: [String], port: Int) async throws -> Server {
+        let deadline = ContinuousClock.now.advanced(by: .seconds(10))
+        while true {
+            do {
+                return try await serve(arguments, port: port)
+            } catch where ContinuousClock.now < deadline && "\(error)".contains("Address already in use") {
+                await Task.yield()
+            }
+        }
+    }
 }
