@@ -102,6 +102,8 @@ public struct AquasyncLocalRecords: Sendable {
     /// Writes the records ``prepare(_:_:)`` made ready in one transaction — all of them or, when the
     /// store fails, none — and journals each change: the same writes as ``save(_:_:)``.
     /// - Returns: The records' gids, in the order given.
+    /// - Throws: ``AquasyncValidationError`` when they were prepared for another account (they carry its
+    ///   device token); ``SyncCore/StoreError``.
     @discardableResult
     public func save(_ prepared: PreparedWrites) async throws -> [String] {
         try await write(prepared)
@@ -163,6 +165,8 @@ public struct AquasyncLocalRecords: Sendable {
             var isNew: Bool
         }
 
+        /// The account they were prepared for, with its device token.
+        let account: AccountID
         let model: String
         let writes: [Write]
         /// When they were prepared: the journal entries' time.
@@ -186,12 +190,15 @@ public struct AquasyncLocalRecords: Sendable {
                 encoded: try EncodedRecord(StoredDelta.record(delta, model: model)), localTimestamp: timestamp, isDeleted: write.isDeleted,
                 isNew: write.isNew)
         }
-        return PreparedWrites(model: model, writes: ready, now: now)
+        return PreparedWrites(account: account, model: model, writes: ready, now: now)
     }
 
     /// Writes each prepared version in one transaction and journals it, stamped after the version it
     /// replaces (encoded again in the rare case that version is not older than the preparation).
     private func write(_ prepared: PreparedWrites) async throws {
+        guard prepared.account == account else {
+            throw AquasyncValidationError("these records were prepared for account \(prepared.account), not \(account)")
+        }
         let (model, writes, now) = (prepared.model, prepared.writes, prepared.now)
         let (store, account) = (store, account)
         try await store.transaction(for: account) { tx in

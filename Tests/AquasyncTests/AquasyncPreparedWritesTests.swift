@@ -58,4 +58,13 @@ struct AquasyncPreparedWritesTests {
         }
         #expect(try await store.latestPosition(for: records.account) == .start)
     }
+
+    @Test("records prepared for one account are refused by another's, which writes nothing")
+    func preparedForAnotherAccount() async throws {
+        let store = try SQLiteStore.inMemory()
+        let prepared = try await AquasyncLocalRecords(store: store, account: "first").prepare("Contact", [(nil, ["name": "Ada"])])
+        let other = AquasyncLocalRecords(store: store, account: "second")
+        await #expect(throws: AquasyncValidationError.self) { try await other.save(prepared) }
+        #expect(try await other.objects("Contact").isEmpty)
+    }
 }
