@@ -134,28 +134,32 @@ public struct AquasyncServer: SyncService {
         let start = ChangePosition(UInt64(ust))
         var position = start
         // The deltas in their wire form, straight from the stored fields.
-        var models: [String: [SyncValue]] = [:]
+        var models: [String: [StoredFields]] = [:]
         var hasMore = false
         var count = 0
-        pages: for try await page in store.changePages(for: account, after: start, pageSize: pageSize) {
+        var after = start
+        pages: while true {
+            let page = try await store.encodedChanges(for: account, after: after, in: nil, limit: pageSize)
             for stored in page.records {
                 guard count < pageSize else {
                     hasMore = true
                     break pages
                 }
                 position = stored.position
-                guard let model = StoredDelta.model(of: stored.record.collection),
-                    let delta = try StoredDelta.wireValue(stored, unlessMadeBy: deviceToken, for: codec.features)
+                guard let model = StoredDelta.model(of: stored.key.collection),
+                    let delta = try StoredDelta.wireFields(stored, unlessMadeBy: deviceToken)
                 else { continue }
                 models[model, default: []].append(delta)
                 count += 1
             }
             position = page.lastPosition
+            guard page.hasMore else { break }
+            after = page.lastPosition
         }
         if position == start { return SyncResponse(status: 204) }
         metrics.sent(count)
-        let pack = DeltaPack.value(models: models, latestUST: Int64(clamping: position.rawValue), hasMore: hasMore)
-        return try .encoded(pack, with: codec)
+        let pack = DeltaPack.document(models: models, latestUST: Int64(clamping: position.rawValue), hasMore: hasMore)
+        return SyncResponse(status: 200, contentType: codec.primaryMediaType, body: try pack.encoded(with: codec))
     }
 
     // MARK: Push

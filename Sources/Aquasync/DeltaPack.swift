@@ -54,6 +54,14 @@ public struct DeltaPack: Sendable, Hashable {
         return .dictionary(dictionary)
     }
 
+    /// A pull's answer as a document of records' stored fields (``StoredDelta/wireFields(_:unlessMadeBy:)``),
+    /// which encodes as ``value(models:id:latestUST:hasMore:)`` of the same deltas does.
+    static func document(models: [String: [StoredFields]], latestUST: Int64, hasMore: Bool) -> StoredFieldsDocument {
+        var values: [String: SyncValue] = ["latestUST": .integer(latestUST)]
+        if hasMore { values["hasMore"] = .bool(true) }
+        return StoredFieldsDocument(values: values, storedArrays: models)
+    }
+
     /// Reads a pack.
     /// - Parameter requireID: whether `_id` must be present (it must in what a device pushes).
     /// - Throws: ``AquasyncValidationError`` naming the first thing that is wrong.

@@ -48,20 +48,18 @@ enum StoredDelta {
         }
     }
 
-    /// The delta a stored record holds in its wire form, as ``Delta/value(for:)`` makes it with `ust`
-    /// set to its position, or `nil` when `deviceToken` made it: a pull's answer, taken straight from
-    /// the stored fields (the wire form without `ust`) instead of through a ``Delta`` and back.
+    /// The delta a stored record holds as a pull's answer writes it (``Delta/value(for:)``'s
+    /// form), left in the stored form: its fields without the `isDirty` column of earlier versions, with
+    /// `ust` set to its position; `nil` when `deviceToken` made it.
     /// - Throws: ``StoreError`` with ``StoreError/Code/corrupt`` when the record is not a stored delta.
-    static func wireValue(_ stored: StoredRecord, unlessMadeBy deviceToken: String?, for features: CodecFeatures) throws -> SyncValue? {
-        var fields = stored.record.fields
-        guard case .string? = fields["gid"], case .string(let madeBy)? = fields["deviceToken"] else {
-            throw StoreError(.corrupt, "\(stored.record.key) is not an Aquasync record")
+    static func wireFields(_ stored: EncodedStoredRecord, unlessMadeBy deviceToken: String?) throws -> StoredFields? {
+        guard let madeBy = try stored.stringField("deviceToken") else {
+            throw StoreError(.corrupt, "\(stored.key) is not an Aquasync record")
         }
         guard madeBy != deviceToken else { return nil }
-        fields.removeValue(forKey: AquasyncLocalRecords.legacyDirtyColumn)
-        if !features.contains(.null) { fields = fields.filter { $0.value != .null } }
-        fields["ust"] = .integer(Int64(clamping: stored.position.rawValue))
-        return .dictionary(fields)
+        return StoredFields(
+            stored.fields, omitting: [AquasyncLocalRecords.legacyDirtyColumn],
+            adding: ["ust": .integer(Int64(clamping: stored.position.rawValue))])
     }
 
     // MARK: The journal's form

@@ -38,7 +38,7 @@ public import SyncCore
 /// (`2024-05-01T12:30:00Z`, with up to six fraction digits when the date has
 /// a fraction of a second) and a ``SyncCore/SyncValue/data(_:)`` as a padded
 /// standard base64 string; both decode as strings.
-public struct JSONCodec: SyncCodec {
+public struct JSONCodec: SyncCodec, StoredFieldsEncoding {
     /// The limits the decoder enforces; the encoder enforces the depth limit too.
     public var limits: CodecLimits
 
@@ -65,6 +65,15 @@ public struct JSONCodec: SyncCodec {
     public func encode(_ value: SyncValue) throws(CodecError) -> [UInt8] {
         var writer = JSONWriter(maxDepth: limits.maxDepth)
         try writer.write(value, depth: 0)
+        return writer.bytes
+    }
+
+    /// Encodes `document` as ``encode(_:)-(SyncValue)`` encodes its value, writing records' stored
+    /// fields from their stored form: how a server answers a pull of many records in JSON.
+    /// - Throws: what ``encode(_:)-(SyncValue)`` throws, or `StoreError` when stored fields cannot be read.
+    package func encode(_ document: StoredFieldsDocument) throws -> [UInt8] {
+        var writer = JSONWriter(maxDepth: limits.maxDepth)
+        try writer.write(document)
         return writer.bytes
     }
 

@@ -195,11 +195,22 @@ public final class PostgresStore: SyncStore {
         in collections: Set<CollectionID>?,
         limit: Int
     ) async throws -> ChangeBatch {
+        try ChangeBatch(decoding: await encodedChanges(for: account, after: position, in: collections, limit: limit))
+    }
+
+    /// ``changes(for:after:in:limit:)`` with the records' fields as the database holds them, not decoded.
+    /// - Throws: as ``changes(for:after:in:limit:)`` does.
+    public func encodedChanges(
+        for account: AccountID,
+        after position: ChangePosition,
+        in collections: Set<CollectionID>?,
+        limit: Int
+    ) async throws -> EncodedChangeBatch {
         guard limit >= 1 else {
             throw StoreError(.invalidArgument, "changes: limit must be at least 1, got \(limit)")
         }
         return try await withStoreErrors("reading the changes of \(account)") {
-            try await queries.changes(of: account, after: position, in: collections, limit: limit, client)
+            try await queries.encodedChanges(of: account, after: position, in: collections, limit: limit, client)
         }
     }
 

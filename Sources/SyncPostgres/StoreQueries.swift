@@ -41,13 +41,13 @@ struct StoreQueries: Sendable {
         return try ChangePosition(Self.position(latest))
     }
 
-    /// The committed records of `account` written after `position`, in order of position.
-    func changes(
+    /// The committed records of `account` written after `position`, in order of position, their fields in the stored form.
+    func encodedChanges(
         of account: AccountID, after position: ChangePosition, in collections: Set<CollectionID>?, limit: Int,
         _ client: PostgresClient
-    ) async throws -> ChangeBatch {
+    ) async throws -> EncodedChangeBatch {
         if let collections, collections.isEmpty {
-            return ChangeBatch(records: [], lastPosition: position, hasMore: false)
+            return EncodedChangeBatch(records: [], lastPosition: position, hasMore: false)
         }
         let after = Int64(clamping: position.rawValue)
         // One more than asked tells whether more follow.
@@ -71,13 +71,13 @@ struct StoreQueries: Sendable {
                 ORDER BY position LIMIT \(fetchCount)
                 """, on: client, logger: logger)
         }
-        var stored: [StoredRecord] = []
+        var stored: [EncodedStoredRecord] = []
         for try await row in rows {
-            if let record = try Self.storedRecord(row.decode(RecordColumns.self)) { stored.append(record) }
+            if let record = try Self.encodedStoredRecord(row.decode(RecordColumns.self)) { stored.append(record) }
         }
         let hasMore = stored.count > limit
         let records = hasMore ? Array(stored.prefix(limit)) : stored
-        return ChangeBatch(records: records, lastPosition: records.last?.position ?? position, hasMore: hasMore)
+        return EncodedChangeBatch(records: records, lastPosition: records.last?.position ?? position, hasMore: hasMore)
     }
 
     // MARK: Reading inside transactions (with the account's revision)
@@ -351,19 +351,23 @@ struct StoreQueries: Sendable {
 
     /// The record in a row of ``recordColumns``, or `nil` when a join found none.
     private static func storedRecord(_ columns: RecordColumns) throws -> StoredRecord? {
+        try encodedStoredRecord(columns)?.decoded()
+    }
+
+    /// The record of a row of ``recordColumns``, its fields left in the stored form; `nil` when a join found none.
+    private static func encodedStoredRecord(_ columns: RecordColumns) throws -> EncodedStoredRecord? {
         guard let collection = columns.0 else { return nil }
         guard let id = columns.1, let position = columns.2, let isDeleted = columns.3, let modifiedAt = columns.4,
             let node = columns.5, let blob = columns.6
         else {
             throw StoreError(.corrupt, "a stored record of collection \(collection) has empty columns")
         }
-        let record = SyncRecord(
-            collection: CollectionID(collection),
-            id: RecordID(id),
-            fields: try StoredValueFormat.decodeFields(blob),
+        return EncodedStoredRecord(
+            key: RecordKey(collection: CollectionID(collection), id: RecordID(id)),
             isDeleted: isDeleted,
-            version: RecordVersion(modifiedAt: Date(timeIntervalSinceReferenceDate: modifiedAt), node: PeerID(node)))
-        return StoredRecord(record: record, position: ChangePosition(try Self.position(position)))
+            version: RecordVersion(modifiedAt: Date(timeIntervalSinceReferenceDate: modifiedAt), node: PeerID(node)),
+            position: ChangePosition(try Self.position(position)),
+            fields: blob)
     }
 
     /// A stored position as a ``ChangePosition`` value.

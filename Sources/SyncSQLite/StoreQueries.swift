@@ -80,15 +80,15 @@ enum StoreQueries {
         return try rows.map(storedRecord)
     }
 
-    /// The committed records of `account` written after `position`, in order of position.
-    static func changes(
+    /// The committed records of `account` written after `position`, in order of position, their fields in the stored form.
+    static func encodedChanges(
         of account: AccountID, after position: ChangePosition, in collections: Set<CollectionID>?, limit: Int,
         _ db: Database
-    ) throws -> ChangeBatch {
+    ) throws -> EncodedChangeBatch {
         let after = Int64(clamping: position.rawValue)
         // One more than asked tells whether more follow.
         let fetchCount = Int64(clamping: limit) == .max ? Int64.max : Int64(limit) + 1
-        let stored: [StoredRecord]
+        let stored: [EncodedStoredRecord]
         if let collections, collections.isEmpty {
             stored = []
         } else if let collections, collections.count <= maximumBoundCollections {
@@ -102,20 +102,20 @@ enum StoreQueries {
                     """)
             let arguments = StatementArguments([account.rawValue, after] as [any DatabaseValueConvertible])
                 + StatementArguments(names) + StatementArguments([fetchCount])
-            stored = try Row.fetchAll(statement, arguments: arguments).map(storedRecord)
+            stored = try Row.fetchAll(statement, arguments: arguments).map(encodedStoredRecord)
         } else {
             stored = try scanChanges(of: account, after: after, in: collections, count: fetchCount, db)
         }
         let hasMore = stored.count > limit
         let records = hasMore ? Array(stored.prefix(limit)) : stored
-        return ChangeBatch(records: records, lastPosition: records.last?.position ?? position, hasMore: hasMore)
+        return EncodedChangeBatch(records: records, lastPosition: records.last?.position ?? position, hasMore: hasMore)
     }
 
     /// Up to `count` changes after `after`, filtered by `collections` in Swift
     /// (for filters with too many collections to bind).
     private static func scanChanges(
         of account: AccountID, after: Int64, in collections: Set<CollectionID>?, count: Int64, _ db: Database
-    ) throws -> [StoredRecord] {
+    ) throws -> [EncodedStoredRecord] {
         let statement = try db.cachedStatement(
             sql: """
                 SELECT \(recordColumns) FROM record
@@ -123,10 +123,10 @@ enum StoreQueries {
                 ORDER BY position
                 """)
         let cursor = try Row.fetchCursor(statement, arguments: [account.rawValue, after])
-        var found: [StoredRecord] = []
+        var found: [EncodedStoredRecord] = []
         while Int64(found.count) < count, let row = try cursor.next() {
-            let stored = try storedRecord(row)
-            if collections?.contains(stored.record.collection) ?? true { found.append(stored) }
+            let stored = try encodedStoredRecord(row)
+            if collections?.contains(stored.key.collection) ?? true { found.append(stored) }
         }
         return found
     }
@@ -229,16 +229,20 @@ enum StoreQueries {
 
     /// The record in a row of ``recordColumns``.
     private static func storedRecord(_ row: Row) throws -> StoredRecord {
-        let fields = try StoredValueFormat.decodeFields(row.decode(Data.self, atIndex: 6))
-        let record = try SyncRecord(
-            collection: CollectionID(row.decode(String.self, atIndex: 0)),
-            id: RecordID(row.decode(String.self, atIndex: 1)),
-            fields: fields,
+        try encodedStoredRecord(row).decoded()
+    }
+
+    /// The record of a row of ``recordColumns``, its fields left in the stored form.
+    private static func encodedStoredRecord(_ row: Row) throws -> EncodedStoredRecord {
+        try EncodedStoredRecord(
+            key: RecordKey(
+                collection: CollectionID(row.decode(String.self, atIndex: 0)), id: RecordID(row.decode(String.self, atIndex: 1))),
             isDeleted: row.decode(Bool.self, atIndex: 3),
             version: RecordVersion(
                 modifiedAt: Date(timeIntervalSinceReferenceDate: row.decode(Double.self, atIndex: 4)),
-                node: PeerID(row.decode(String.self, atIndex: 5))))
-        return try StoredRecord(record: record, position: ChangePosition(position(row.decode(Int64.self, atIndex: 2))))
+                node: PeerID(row.decode(String.self, atIndex: 5))),
+            position: ChangePosition(position(row.decode(Int64.self, atIndex: 2))),
+            fields: row.decode(Data.self, atIndex: 6))
     }
 
     /// A stored position as a ``ChangePosition`` value.

@@ -132,11 +132,31 @@ extension StoreContractSuite {
                 whole.records.count == 7 && !whole.hasMore, check,
                 "one page with limit 100 holds \(whole.records.count) records with hasMore \(whole.hasMore)")
 
+            for limit in [1, 4, 100] {
+                try await requireSameEncodedChanges(check, of: store, for: account, after: .start, in: nil, limit: limit)
+            }
+
             let single = try await allChanges(check, of: store, for: account, limit: 1)
             try require(
                 single.map(\.record.id) == written.map(\.id), check,
                 "paging with limit 1 gave \(single.map(\.record.id)), expected p1 … p7")
         }
+    }
+
+    /// Requires ``SyncStore/encodedChanges(for:after:in:limit:)`` to give what
+    /// ``SyncStore/changes(for:after:in:limit:)`` gives, once decoded.
+    private func requireSameEncodedChanges(
+        _ check: String, of store: any SyncStore, for account: AccountID, after position: ChangePosition,
+        in collections: Set<CollectionID>?, limit: Int
+    ) async throws {
+        let decoded = try await store.changes(for: account, after: position, in: collections, limit: limit)
+        let encoded = try await store.encodedChanges(for: account, after: position, in: collections, limit: limit)
+        let again = ChangeBatch(
+            records: try encoded.records.map { try $0.decoded() }, lastPosition: encoded.lastPosition, hasMore: encoded.hasMore)
+        try require(
+            again == decoded, check,
+            "encodedChanges(in: \(collections.map { $0.sorted() } as Any), limit: \(limit)) decoded gave \(again), "
+                + "changes gave \(decoded)")
     }
 
     /// Checks that the changes asked for some collections hold only records of
@@ -157,6 +177,10 @@ extension StoreContractSuite {
                 try require(
                     changes.map(\.record.key) == expected, check,
                     "changes(in: \(filter.sorted())) gave \(changes.map(\.record.key)), expected \(expected)")
+            }
+
+            for filter: Set<CollectionID> in [["notes"], ["notes", "tags"], ["missing"], []] {
+                try await requireSameEncodedChanges(check, of: store, for: account, after: .start, in: filter, limit: 3)
             }
 
             let notesOnly = try await store.changes(for: account, after: .start, in: ["notes"], limit: 4)

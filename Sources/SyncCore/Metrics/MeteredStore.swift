@@ -61,6 +61,14 @@ public struct MeteredStore: SyncStore {
         try await timed("changes") { try await base.changes(for: account, after: position, in: collections, limit: limit) }
     }
 
+    /// Reads changes in the stored form from ``base``, timed as `changes`.
+    /// - Throws: What ``base`` throws.
+    public func encodedChanges(
+        for account: AccountID, after position: ChangePosition, in collections: Set<CollectionID>?, limit: Int
+    ) async throws -> EncodedChangeBatch {
+        try await timed("changes") { try await base.encodedChanges(for: account, after: position, in: collections, limit: limit) }
+    }
+
     /// Reads the latest position from ``base``, timed as `latest_position`.
     /// - Throws: What ``base`` throws.
     public func latestPosition(for account: AccountID) async throws -> ChangePosition {

@@ -29,3 +29,85 @@ public struct EncodedRecord: Sendable {
         self.fields = try StoredValueFormat.encode(fields: record.fields)
     }
 }
+
+/// A stored record read with its fields left in the form the store keeps them: what
+/// ``SyncStore/encodedChanges(for:after:in:limit:)`` returns, so that a codec that can write that form
+/// (``StoredFieldsEncoding``) answers a pull without decoding each record's fields into values first.
+public struct EncodedStoredRecord: Sendable {
+    /// The record's collection and id.
+    public let key: RecordKey
+    /// Whether the record is a tombstone.
+    public let isDeleted: Bool
+    /// The record's version.
+    public let version: RecordVersion
+    /// The position of the write that produced this version.
+    public let position: ChangePosition
+    /// The record's fields in the stored form.
+    package let fields: Data
+
+    /// Makes an encoded stored record from the columns a store read.
+    package init(key: RecordKey, isDeleted: Bool, version: RecordVersion, position: ChangePosition, fields: Data) {
+        self.key = key
+        self.isDeleted = isDeleted
+        self.version = version
+        self.position = position
+        self.fields = fields
+    }
+
+    /// Encodes a stored record's fields.
+    /// - Throws: ``StoreError/Code/invalidArgument`` when a field nests too deep to be stored.
+    public init(_ stored: StoredRecord) throws {
+        self.init(
+            key: stored.record.key, isDeleted: stored.record.isDeleted, version: stored.record.version,
+            position: stored.position, fields: try StoredValueFormat.encode(fields: stored.record.fields))
+    }
+
+    /// The record with its fields decoded.
+    /// - Throws: ``StoreError/Code/corrupt`` when the stored fields cannot be read.
+    public func decoded() throws -> StoredRecord {
+        StoredRecord(
+            record: SyncRecord(
+                collection: key.collection, id: key.id, fields: try StoredValueFormat.decodeFields(fields),
+                isDeleted: isDeleted, version: version),
+            position: position)
+    }
+
+    /// The string field `name`, read from the stored form without decoding the other fields, or `nil`
+    /// when there is no such field or it is not a string.
+    /// - Throws: ``StoreError/Code/corrupt`` when the stored fields cannot be read.
+    public func stringField(_ name: String) throws -> String? {
+        try StoredValueFormat.string(forKey: name, inFields: fields)
+    }
+}
+
+/// A page of an account's changes with their fields in the stored form: ``ChangeBatch``'s counterpart
+/// for ``SyncStore/encodedChanges(for:after:in:limit:)``.
+public struct EncodedChangeBatch: Sendable {
+    /// The changed records, in order of position.
+    public var records: [EncodedStoredRecord]
+    /// The position to ask after next time: that of the last record, or the position asked after when there are none.
+    public var lastPosition: ChangePosition
+    /// Whether more changes follow (the batch stopped at the limit).
+    public var hasMore: Bool
+
+    /// Makes a batch.
+    public init(records: [EncodedStoredRecord], lastPosition: ChangePosition, hasMore: Bool) {
+        self.records = records
+        self.lastPosition = lastPosition
+        self.hasMore = hasMore
+    }
+
+    /// The batch of `batch`'s records, their fields encoded.
+    /// - Throws: ``StoreError/Code/invalidArgument`` when a field nests too deep to be stored.
+    public init(encoding batch: ChangeBatch) throws {
+        self.init(records: try batch.records.map(EncodedStoredRecord.init), lastPosition: batch.lastPosition, hasMore: batch.hasMore)
+    }
+}
+
+extension ChangeBatch {
+    /// `batch` with its records' fields decoded.
+    /// - Throws: ``StoreError/Code/corrupt`` when stored fields cannot be read.
+    public init(decoding batch: EncodedChangeBatch) throws {
+        self.init(records: try batch.records.map { try $0.decoded() }, lastPosition: batch.lastPosition, hasMore: batch.hasMore)
+    }
+}

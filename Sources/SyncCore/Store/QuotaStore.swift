@@ -134,6 +134,13 @@ public struct QuotaStore: SyncStore {
     }
 
     /// Forwards to the base store.
+    public func encodedChanges(
+        for account: AccountID, after position: ChangePosition, in collections: Set<CollectionID>?, limit: Int
+    ) async throws -> EncodedChangeBatch {
+        try await base.encodedChanges(for: account, after: position, in: collections, limit: limit)
+    }
+
+    /// Forwards to the base store.
     public func latestPosition(for account: AccountID) async throws -> ChangePosition {
         try await base.latestPosition(for: account)
     }

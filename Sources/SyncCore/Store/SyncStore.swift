@@ -78,12 +78,32 @@ public protocol SyncStore: Sendable {
         limit: Int
     ) async throws -> ChangeBatch
 
+    /// ``changes(for:after:in:limit:)`` with each record's fields left in the stored form, for a
+    /// codec that writes them from that form (a server answering a pull). A store that keeps records
+    /// in that form (`SQLiteStore`, `PostgresStore`) reads them without decoding them; the default
+    /// encodes what ``changes(for:after:in:limit:)`` returns.
+    /// - Throws: ``StoreError`` when the store cannot be read.
+    func encodedChanges(
+        for account: AccountID,
+        after position: ChangePosition,
+        in collections: Set<CollectionID>?,
+        limit: Int
+    ) async throws -> EncodedChangeBatch
+
     /// The position of the latest committed write of `account` (``ChangePosition/start`` before any).
     /// - Throws: ``StoreError`` when the store cannot be read.
     func latestPosition(for account: AccountID) async throws -> ChangePosition
 }
 
 extension SyncStore {
+    /// Encodes the fields of what ``changes(for:after:in:limit:)`` returns: the default for a store
+    /// that keeps records in another form.
+    public func encodedChanges(
+        for account: AccountID, after position: ChangePosition, in collections: Set<CollectionID>?, limit: Int
+    ) async throws -> EncodedChangeBatch {
+        try EncodedChangeBatch(encoding: await changes(for: account, after: position, in: collections, limit: limit))
+    }
+
     /// Runs the transaction without telling its positions: the default for a store that cannot.
     public func transactionWithPositions<Result: Sendable>(
         for account: AccountID,

@@ -11,4 +11,20 @@ package enum UTF8Validation {
         if index == bytes.count { return String(decoding: bytes, as: UTF8.self) }
         return String(validating: bytes, as: UTF8.self)
     }
+
+    /// Whether `bytes` are valid UTF-8; ASCII is checked without the standard library's validation.
+    package static func isValid(_ bytes: UnsafeBufferPointer<UInt8>) -> Bool {
+        var index = 0
+        while index < bytes.count, bytes[index] < 0x80 { index += 1 }
+        if index == bytes.count { return true }
+        var iterator = UnsafeBufferPointer(rebasing: bytes[index...]).makeIterator()
+        var decoder = Unicode.UTF8()
+        while true {
+            switch decoder.decode(&iterator) {
+            case .scalarValue: continue
+            case .emptyInput: return true
+            case .error: return false
+            }
+        }
+    }
 }

@@ -5,39 +5,42 @@ extension JSONWriter {
     /// source cannot hold raw). Everything else is written as raw UTF-8.
     mutating func writeString(_ string: String) {
         var string = string
-        string.withUTF8 { utf8 in
-            bytes.reserveCapacity(bytes.count + utf8.count + 2)
-            bytes.append(JSONByte.quote)
-            var runStart = 0
-            var position = 0
-            while position < utf8.count {
-                let byte = utf8[position]
-                if byte >= 0x20 && byte != JSONByte.quote && byte != JSONByte.backslash && byte != 0xE2 {
+        string.withUTF8 { utf8 in writeString(utf8: utf8) }
+    }
+
+    /// Appends the string whose UTF-8 bytes are `utf8` (which must be valid), as ``writeString(_:)`` does.
+    mutating func writeString(utf8: UnsafeBufferPointer<UInt8>) {
+        bytes.reserveCapacity(bytes.count + utf8.count + 2)
+        bytes.append(JSONByte.quote)
+        var runStart = 0
+        var position = 0
+        while position < utf8.count {
+            let byte = utf8[position]
+            if byte >= 0x20 && byte != JSONByte.quote && byte != JSONByte.backslash && byte != 0xE2 {
+                position += 1
+                continue
+            }
+            if byte == 0xE2 {
+                // U+2028 is E2 80 A8, U+2029 is E2 80 A9.
+                guard position + 2 < utf8.count, utf8[position + 1] == 0x80,
+                    utf8[position + 2] == 0xA8 || utf8[position + 2] == 0xA9
+                else {
                     position += 1
                     continue
                 }
-                if byte == 0xE2 {
-                    // U+2028 is E2 80 A8, U+2029 is E2 80 A9.
-                    guard position + 2 < utf8.count, utf8[position + 1] == 0x80,
-                        utf8[position + 2] == 0xA8 || utf8[position + 2] == 0xA9
-                    else {
-                        position += 1
-                        continue
-                    }
-                    bytes.append(contentsOf: UnsafeBufferPointer(rebasing: utf8[runStart..<position]))
-                    appendASCII(utf8[position + 2] == 0xA8 ? "\\u2028" : "\\u2029")
-                    position += 3
-                    runStart = position
-                    continue
-                }
                 bytes.append(contentsOf: UnsafeBufferPointer(rebasing: utf8[runStart..<position]))
-                appendEscape(for: byte)
-                position += 1
+                appendASCII(utf8[position + 2] == 0xA8 ? "\\u2028" : "\\u2029")
+                position += 3
                 runStart = position
+                continue
             }
-            bytes.append(contentsOf: UnsafeBufferPointer(rebasing: utf8[runStart..<utf8.count]))
-            bytes.append(JSONByte.quote)
+            bytes.append(contentsOf: UnsafeBufferPointer(rebasing: utf8[runStart..<position]))
+            appendEscape(for: byte)
+            position += 1
+            runStart = position
         }
+        bytes.append(contentsOf: UnsafeBufferPointer(rebasing: utf8[runStart..<utf8.count]))
+        bytes.append(JSONByte.quote)
     }
 
     /// Appends the escape of a quote, a backslash or a control character.

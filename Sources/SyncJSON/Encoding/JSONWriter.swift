@@ -58,7 +58,7 @@ struct JSONWriter {
     }
 
     /// Refuses to open a container past the depth limit.
-    private func enterContainer(depth: Int) throws(CodecError) {
+    func enterContainer(depth: Int) throws(CodecError) {
         if depth >= maxDepth {
             throw .limitExceeded("value nested deeper than \(maxDepth) levels")
         }

@@ -28,7 +28,8 @@ package enum StoredValueFormat {
     /// The deepest nesting of arrays and dictionaries stored (codecs accept 256 by default).
     package static let maxDepth = 512
 
-    private enum Tag: UInt8 {
+    /// The kind of a stored value: its first byte.
+    package enum Tag: UInt8 {
         case null = 0
         case string
         case integer
@@ -142,7 +143,7 @@ package enum StoredValueFormat {
     /// The value stored in `blob`.
     /// - Throws: ``StoreError/Code/corrupt`` when `blob` is not a well-formed blob of this format.
     package static func decode(_ blob: Data) throws(StoreError) -> SyncValue {
-        var reader = BlobReader(bytes: [UInt8](blob))
+        var reader = Reader(bytes: [UInt8](blob))
         try reader.readFormatByte()
         let value = try reader.readValue(depth: 0)
         try reader.requireEnd()
@@ -158,49 +159,70 @@ package enum StoredValueFormat {
         return fields
     }
 
-    /// Reads values from the bytes of one blob.
-    private struct BlobReader {
+    /// The string stored under `name` in a record's fields blob, found without decoding the other
+    /// fields, or `nil` when there is none or it is not a string.
+    /// - Throws: ``StoreError/Code/corrupt`` when `blob` does not hold a dictionary of this format.
+    package static func string(forKey name: String, inFields blob: Data) throws(StoreError) -> String? {
+        var reader = Reader(bytes: [UInt8](blob))
+        try reader.readFormatByte()
+        guard try reader.readTag() == .dictionary else { throw StoreError(.corrupt, "stored record fields are not a dictionary") }
+        for _ in 0..<(try reader.readContainerCount(depth: 0)) {
+            guard try reader.readString() == name else {
+                try reader.skipValue(depth: 1)
+                continue
+            }
+            guard try reader.readTag() == .string else { return nil }
+            return try reader.readString()
+        }
+        return nil
+    }
+
+    /// Reads values from the bytes of one blob: ``decode(_:)``'s reader, and a codec's that writes
+    /// stored values without making ``SyncValue``s of them (``StoredFieldsEncoding``), tag by tag.
+    package struct Reader {
         let bytes: [UInt8]
         var offset = 0
 
-        mutating func readFormatByte() throws(StoreError) {
+        /// A reader at the start of `bytes`, a blob with its format byte.
+        package init(bytes: [UInt8]) {
+            self.bytes = bytes
+        }
+
+        /// Reads the format byte, which must be ``version``.
+        package mutating func readFormatByte() throws(StoreError) {
             let format = try readByte()
             guard format == StoredValueFormat.version else {
                 throw StoreError(.corrupt, "stored value has format \(format), this version reads format \(version)")
             }
         }
 
-        func requireEnd() throws(StoreError) {
+        /// Throws unless every byte has been read.
+        package func requireEnd() throws(StoreError) {
             guard offset == bytes.count else {
                 throw corrupt("\(bytes.count - offset) bytes follow the stored value")
             }
         }
 
-        mutating func readValue(depth: Int) throws(StoreError) -> SyncValue {
-            let tagByte = try readByte()
-            guard let tag = Tag(rawValue: tagByte) else { throw corrupt("unknown value tag \(tagByte)") }
-            switch tag {
+        /// Reads one value, nested in `depth` containers.
+        package mutating func readValue(depth: Int) throws(StoreError) -> SyncValue {
+            switch try readTag() {
             case .null: return .null
             case .string: return .string(try readString())
-            case .integer:
-                let zigzag = try readVarint()
-                return .integer(Int64(bitPattern: zigzag >> 1) ^ -Int64(bitPattern: zigzag & 1))
+            case .integer: return .integer(try readInteger())
             case .unsignedInteger: return .unsignedInteger(try readVarint())
-            case .real: return .real(Double(bitPattern: try readFixed()))
+            case .real: return .real(try readReal())
             case .falseValue: return .bool(false)
             case .trueValue: return .bool(true)
-            case .date: return .date(Date(timeIntervalSinceReferenceDate: Double(bitPattern: try readFixed())))
-            case .data: return .data(Array(try readSlice(count: try readCount())))
+            case .date: return .date(try readDate())
+            case .data: return .data(Array(try readData()))
             case .array:
-                guard depth < maxDepth else { throw corrupt("nesting deeper than \(maxDepth) levels") }
-                let count = try readCount()
+                let count = try readContainerCount(depth: depth)
                 var elements: [SyncValue] = []
                 elements.reserveCapacity(count)
                 for _ in 0..<count { elements.append(try readValue(depth: depth + 1)) }
                 return .array(elements)
             case .dictionary:
-                guard depth < maxDepth else { throw corrupt("nesting deeper than \(maxDepth) levels") }
-                let count = try readCount()
+                let count = try readContainerCount(depth: depth)
                 var entries = [String: SyncValue](minimumCapacity: count)
                 for _ in 0..<count {
                     let key = try readString()
@@ -213,13 +235,80 @@ package enum StoredValueFormat {
             }
         }
 
+        /// Reads past one value, nested in `depth` containers.
+        package mutating func skipValue(depth: Int) throws(StoreError) {
+            switch try readTag() {
+            case .null, .falseValue, .trueValue: break
+            case .integer, .unsignedInteger: _ = try readVarint()
+            case .real, .date: _ = try readFixed()
+            case .string, .data: _ = try readData()
+            case .array:
+                for _ in 0..<(try readContainerCount(depth: depth)) { try skipValue(depth: depth + 1) }
+            case .dictionary:
+                for _ in 0..<(try readContainerCount(depth: depth)) {
+                    _ = try readData()
+                    try skipValue(depth: depth + 1)
+                }
+            }
+        }
+
+        /// Reads the tag of the next value.
+        package mutating func readTag() throws(StoreError) -> Tag {
+            let tagByte = try readByte()
+            guard let tag = Tag(rawValue: tagByte) else { throw corrupt("unknown value tag \(tagByte)") }
+            return tag
+        }
+
+        /// Reads the payload of an ``Tag/integer``.
+        package mutating func readInteger() throws(StoreError) -> Int64 {
+            let zigzag = try readVarint()
+            return Int64(bitPattern: zigzag >> 1) ^ -Int64(bitPattern: zigzag & 1)
+        }
+
+        /// Reads the payload of a ``Tag/real``.
+        package mutating func readReal() throws(StoreError) -> Double {
+            Double(bitPattern: try readFixed())
+        }
+
+        /// Reads the payload of a ``Tag/date``.
+        package mutating func readDate() throws(StoreError) -> Date {
+            Date(timeIntervalSinceReferenceDate: Double(bitPattern: try readFixed()))
+        }
+
+        /// Reads the payload of a ``Tag/data``: its bytes.
+        package mutating func readData() throws(StoreError) -> ArraySlice<UInt8> {
+            try readSlice(count: try readCount())
+        }
+
+        /// Reads the element count of an ``Tag/array`` or ``Tag/dictionary`` nested in `depth` containers.
+        package mutating func readContainerCount(depth: Int) throws(StoreError) -> Int {
+            guard depth < maxDepth else { throw corrupt("nesting deeper than \(maxDepth) levels") }
+            return try readCount()
+        }
+
+        /// Reads the payload of a ``Tag/string``, or a dictionary key, and hands its UTF-8 bytes —
+        /// checked to be valid — to `body`.
+        package mutating func readUTF8<Result>(
+            _ body: (UnsafeBufferPointer<UInt8>) throws(CodecError) -> Result
+        ) throws -> Result {
+            let count = try readCount()
+            let start = offset
+            offset += count
+            return try bytes.withUnsafeBufferPointer { buffer throws in
+                let utf8 = UnsafeBufferPointer(rebasing: buffer[start..<(start + count)])
+                guard UTF8Validation.isValid(utf8) else { throw corrupt("a stored string is not valid UTF-8") }
+                return try body(utf8)
+            }
+        }
+
         private mutating func readByte() throws(StoreError) -> UInt8 {
             guard offset < bytes.count else { throw corrupt("the stored value ends early") }
             defer { offset += 1 }
             return bytes[offset]
         }
 
-        private mutating func readVarint() throws(StoreError) -> UInt64 {
+        /// Reads a varint: the payload of an ``Tag/unsignedInteger``.
+        package mutating func readVarint() throws(StoreError) -> UInt64 {
             var value: UInt64 = 0
             var shift: UInt64 = 0
             while true {
@@ -254,7 +343,8 @@ package enum StoredValueFormat {
             return bytes[offset..<(offset + count)]
         }
 
-        private mutating func readString() throws(StoreError) -> String {
+        /// Reads the payload of a ``Tag/string``, or a dictionary key.
+        package mutating func readString() throws(StoreError) -> String {
             let count = try readCount()
             let start = offset
             offset += count

@@ -1,0 +1,119 @@
+import FoundationEssentials
+import SyncCore
+
+extension JSONWriter {
+    /// Appends `document` as ``write(_:depth:)`` appends its ``StoredFieldsDocument/value()``, writing the
+    /// stored fields from their stored form.
+    mutating func write(_ document: StoredFieldsDocument) throws {
+        try enterContainer(depth: 0)
+        var keys = Array(document.storedArrays.keys)
+        keys += document.values.keys.filter { document.storedArrays[$0] == nil }
+        keys.sort { $0.utf8.lexicographicallyPrecedes($1.utf8) }
+        bytes.append(JSONByte.openBrace)
+        for (position, key) in keys.enumerated() {
+            if position > 0 { bytes.append(JSONByte.comma) }
+            writeString(key)
+            bytes.append(JSONByte.colon)
+            if let items = document.storedArrays[key] {
+                try enterContainer(depth: 1)
+                bytes.append(JSONByte.openBracket)
+                for (index, item) in items.enumerated() {
+                    if index > 0 { bytes.append(JSONByte.comma) }
+                    try write(item, depth: 2)
+                }
+                bytes.append(JSONByte.closeBracket)
+            } else if let value = document.values[key] {
+                try write(value, depth: 1)
+            }
+        }
+        bytes.append(JSONByte.closeBrace)
+    }
+
+    /// Appends one record's stored fields as a dictionary nested in `depth` containers, merging
+    /// `fields.added` into the stored keys' order (both sorted by UTF-8 bytes).
+    private mutating func write(_ fields: StoredFields, depth: Int) throws {
+        try enterContainer(depth: depth)
+        var reader = StoredValueFormat.Reader(bytes: [UInt8](fields.blob))
+        try reader.readFormatByte()
+        guard try reader.readTag() == .dictionary else { throw StoreError(.corrupt, "stored record fields are not a dictionary") }
+        let count = try reader.readContainerCount(depth: 0)
+        bytes.append(JSONByte.openBrace)
+        var first = true
+        var nextAdded = 0
+        for _ in 0..<count {
+            let key = try reader.readString()
+            while nextAdded < fields.added.count, fields.added[nextAdded].key.utf8.lexicographicallyPrecedes(key.utf8) {
+                try writeEntry(fields.added[nextAdded].key, fields.added[nextAdded].value, depth: depth, first: &first)
+                nextAdded += 1
+            }
+            if fields.omitted.contains(key) || (nextAdded < fields.added.count && fields.added[nextAdded].key == key) {
+                try reader.skipValue(depth: 1)
+                continue
+            }
+            if !first { bytes.append(JSONByte.comma) }
+            first = false
+            writeString(key)
+            bytes.append(JSONByte.colon)
+            try writeStored(&reader, depth: depth + 1, storedDepth: 1)
+        }
+        while nextAdded < fields.added.count {
+            try writeEntry(fields.added[nextAdded].key, fields.added[nextAdded].value, depth: depth, first: &first)
+            nextAdded += 1
+        }
+        try reader.requireEnd()
+        bytes.append(JSONByte.closeBrace)
+    }
+
+    /// Appends `key: value` to a dictionary nested in `depth` containers, after a comma unless it is the `first` entry.
+    private mutating func writeEntry(_ key: String, _ value: SyncValue, depth: Int, first: inout Bool) throws(CodecError) {
+        if !first { bytes.append(JSONByte.comma) }
+        first = false
+        writeString(key)
+        bytes.append(JSONByte.colon)
+        try write(value, depth: depth + 1)
+    }
+
+    /// Appends the next stored value of `reader`, nested in `depth` containers of the output and in
+    /// `storedDepth` of its blob.
+    private mutating func writeStored(_ reader: inout StoredValueFormat.Reader, depth: Int, storedDepth: Int) throws {
+        switch try reader.readTag() {
+        case .null: appendASCII("null")
+        case .falseValue: appendASCII("false")
+        case .trueValue: appendASCII("true")
+        case .integer: writeInteger(try reader.readInteger())
+        case .unsignedInteger: writeUnsigned(try reader.readVarint())
+        case .real: try writeReal(try reader.readReal())
+        case .string: try reader.readUTF8 { utf8 in writeString(utf8: utf8) }
+        case .date:
+            let date = try reader.readDate()
+            bytes.append(JSONByte.quote)
+            try ISO8601DateWriting.append(date, to: &bytes)
+            bytes.append(JSONByte.quote)
+        case .data:
+            let data = try reader.readData()
+            bytes.append(JSONByte.quote)
+            Base64Encoding.append(Array(data), to: &bytes)
+            bytes.append(JSONByte.quote)
+        case .array:
+            let count = try reader.readContainerCount(depth: storedDepth)
+            try enterContainer(depth: depth)
+            bytes.append(JSONByte.openBracket)
+            for index in 0..<count {
+                if index > 0 { bytes.append(JSONByte.comma) }
+                try writeStored(&reader, depth: depth + 1, storedDepth: storedDepth + 1)
+            }
+            bytes.append(JSONByte.closeBracket)
+        case .dictionary:
+            let count = try reader.readContainerCount(depth: storedDepth)
+            try enterContainer(depth: depth)
+            bytes.append(JSONByte.openBrace)
+            for index in 0..<count {
+                if index > 0 { bytes.append(JSONByte.comma) }
+                try reader.readUTF8 { utf8 in writeString(utf8: utf8) }
+                bytes.append(JSONByte.colon)
+                try writeStored(&reader, depth: depth + 1, storedDepth: storedDepth + 1)
+            }
+            bytes.append(JSONByte.closeBrace)
+        }
+    }
+}
