@@ -181,13 +181,14 @@ public struct AquasyncServer: SyncService {
         let packKey = "pack/" + (pack.id ?? "")
         let (outcome, committed) = try await store.transactionWithPositions(for: account) {
             tx -> (refused: [DeltaPack.Refusal], conflicts: Int?, applied: [RecordKey]) in
-            if let ledger = try await tx.metadata(packKey, for: Self.packLedger) {
+            // The pack's records and its ledger entry in one read; the loop below finds the records read.
+            let keys = pack.models.flatMap { model, deltas in deltas.map { StoredDelta.key(model, $0.gid) } }
+            if let ledger = try await tx.records(at: keys, withMetadata: packKey, for: Self.packLedger).metadata {
                 return (Self.refusals(inLedger: ledger), nil, [])
             }
             var refused: [DeltaPack.Refusal] = []
             var applied: [RecordKey] = []
             var conflicts = 0
-            try await tx.prefetch(pack.models.flatMap { model, deltas in deltas.map { StoredDelta.key(model, $0.gid) } })
             for (model, deltas) in pack.models {
                 for delta in deltas {
                     if let reason = validation.refusal(for: StoredDelta.neutral(delta, model: model)) {

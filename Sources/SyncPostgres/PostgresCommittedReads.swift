@@ -17,6 +17,12 @@ struct PostgresCommittedReads: CommittedReads {
         try await queries.records(in: collection, after: id, limit: limit, of: account, client)
     }
 
+    func records(
+        at keys: [RecordKey], metadata key: String, for peer: PeerID, of account: AccountID
+    ) async throws -> (([RecordKey: StoredRecord], SyncValue?), revision: Int64) {
+        try await queries.records(at: keys, metadata: key, for: peer, of: account, client)
+    }
+
     func metadata(_ key: String, for peer: PeerID, of account: AccountID) async throws -> (SyncValue?, revision: Int64) {
         try await queries.metadata(key, for: peer, of: account, client)
     }

@@ -110,6 +110,39 @@ struct StoreQueries: Sendable {
         return (found, revision)
     }
 
+    /// The committed records at `keys`, by key, the metadata value `key` of `peer`, and the account's
+    /// revision: one query (each row carries the metadata value beside a record).
+    func records(
+        at keys: [RecordKey], metadata key: String, for peer: PeerID, of account: AccountID, _ client: PostgresClient
+    ) async throws -> (([RecordKey: StoredRecord], SyncValue?), revision: Int64) {
+        let collections = keys.map(\.collection.rawValue)
+        let ids = keys.map(\.id.rawValue)
+        let rows = try await PreparedQueries.run(
+            """
+            SELECT a.revision, m.value, \(unescaped: Self.joinedRecordColumns)
+            FROM (SELECT 1) AS one
+            LEFT JOIN \(unescaped: schema).account a ON a.name = \(account.rawValue)
+            LEFT JOIN \(unescaped: schema).peer_metadata m
+                ON m.account_id = a.id AND m.peer = \(peer.rawValue) AND m.key = \(key)
+            LEFT JOIN \(unescaped: schema).record r
+                ON r.account_id = a.id
+                AND (r.collection, r.record_id) IN (SELECT * FROM unnest(\(collections)::text[], \(ids)::text[]))
+            """, on: client, logger: logger)
+        var found: [RecordKey: StoredRecord] = [:]
+        var value: SyncValue?
+        var revision: Int64 = 0
+        for try await row in rows {
+            let (rowRevision, blob, collection, id, position, isDeleted, modifiedAt, node, fields) = try row.decode(
+                (Int64?, Data?, String?, String?, Int64?, Bool?, Double?, String?, Data?).self)
+            revision = rowRevision ?? 0
+            value = try blob.map { blob throws(StoreError) in try StoredValueFormat.decode(blob) }
+            if let record = try Self.storedRecord((collection, id, position, isDeleted, modifiedAt, node, fields)) {
+                found[record.record.key] = record
+            }
+        }
+        return ((found, value), revision)
+    }
+
     /// Up to `limit` committed records of `collection` with ids after `id`, in id order, and the account's revision.
     func records(
         in collection: CollectionID, after id: RecordID?, limit: Int, of account: AccountID, _ client: PostgresClient

@@ -22,6 +22,15 @@ struct SQLiteCommittedReads: CommittedReads {
         }
     }
 
+    func records(
+        at keys: [RecordKey], metadata key: String, for peer: PeerID, of account: AccountID
+    ) async throws -> (([RecordKey: StoredRecord], SyncValue?), revision: Int64) {
+        try readSnapshotOnCallingThread(database) { db in
+            let found = try StoreQueries.records(at: keys, of: account, db)
+            return ((found, try StoreQueries.metadata(key, for: peer, of: account, db)), try StoreQueries.revision(of: account, db))
+        }
+    }
+
     func metadata(_ key: String, for peer: PeerID, of account: AccountID) async throws -> (SyncValue?, revision: Int64) {
         try await read(account) { db in try StoreQueries.metadata(key, for: peer, of: account, db) }
     }

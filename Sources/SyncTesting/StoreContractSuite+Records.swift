@@ -67,8 +67,9 @@ extension StoreContractSuite {
     }
 
     /// Checks that a transaction reads its own puts, purges and metadata
-    /// changes, in ``StoreTransaction/record(_:)``, in ``StoreTransaction/records(at:)`` and in
-    /// id-ordered paging of ``StoreTransaction/records(in:after:limit:)``, and that they commit.
+    /// changes, in ``StoreTransaction/record(_:)``, in ``StoreTransaction/records(at:)`` (and with a
+    /// metadata value, ``StoreTransaction/records(at:withMetadata:for:)``) and in id-ordered paging
+    /// of ``StoreTransaction/records(in:after:limit:)``, and that they commit.
     /// - Throws: ``VerificationError`` naming the rule "read your writes".
     public func verifyReadYourWrites() async throws {
         let check = Check.readYourWrites.rule
@@ -139,12 +140,27 @@ extension StoreContractSuite {
                 anchor == .string("anchor-7"), check,
                 "after commit, the metadata reads as \(String(describing: anchor))")
 
+            // Records and a metadata value read together: committed, then under this transaction's writes.
+            let keys = ["b", "d", "z"].map { RecordKey(collection: "items", id: RecordID($0)) }
+            try await store.transaction(for: account) { tx in
+                let together = try await tx.records(at: keys, withMetadata: "anchor", for: peer)
+                try require(
+                    together.records.mapValues { $0.record.fields["v"] } == [keys[0]: 1, keys[1]: 2]
+                        && together.metadata == .string("anchor-7"), check,
+                    "records(at: b, d, z, withMetadata: anchor) gave \(together), expected b: 1, d: 2 and anchor-7")
+            }
+
             try await store.transaction(for: account) { tx in
                 try await tx.setMetadata(nil, "anchor", for: peer)
                 let removed = try await tx.metadata("anchor", for: peer)
                 try require(
                     removed == nil, check, "metadata removed in the transaction reads as \(String(describing: removed))"
                 )
+                try await tx.put(Self.record("items", "b", ["v": 4], second: 6))
+                let together = try await tx.records(at: keys, withMetadata: "anchor", for: peer)
+                try require(
+                    together.records.mapValues { $0.record.fields["v"] } == [keys[0]: 4, keys[1]: 2] && together.metadata == nil,
+                    check, "after a put of b and the metadata's removal, records(at:withMetadata:) gave \(together)")
             }
         }
     }

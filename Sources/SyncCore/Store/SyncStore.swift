@@ -199,6 +199,15 @@ public protocol StoreTransaction: Sendable {
     /// batch get the default, which reads one key at a time.
     func records(at keys: [RecordKey]) async throws -> [RecordKey: StoredRecord]
 
+    /// The records at `keys` and the metadata value `key` of `peer`: the same answers as
+    /// ``records(at:)`` and ``metadata(_:for:)``, in one read where the store can make one (the SQLite
+    /// and PostgreSQL stores), so that a server handling a push reads what the push touches and the
+    /// entry that says whether it came before in one round trip. Stores that cannot get the default,
+    /// which asks the two in turn.
+    func records(
+        at keys: [RecordKey], withMetadata key: String, for peer: PeerID
+    ) async throws -> (records: [RecordKey: StoredRecord], metadata: SyncValue?)
+
     /// Tells the transaction that the records at `keys` were never written, because their ids were
     /// just made (a new random UUID each), so that reading them need not ask the database.
     ///
@@ -234,6 +243,13 @@ extension StoreTransaction {
             if let stored = try await record(key) { found[key] = stored }
         }
         return found
+    }
+
+    /// Asks ``records(at:)`` and ``metadata(_:for:)`` in turn: the default for a store that cannot read both at once.
+    public func records(
+        at keys: [RecordKey], withMetadata key: String, for peer: PeerID
+    ) async throws -> (records: [RecordKey: StoredRecord], metadata: SyncValue?) {
+        (try await records(at: keys), try await metadata(key, for: peer))
     }
 
     /// Does nothing: a store without a read-ahead asks the database for each key anyway.

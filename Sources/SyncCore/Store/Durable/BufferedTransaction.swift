@@ -18,6 +18,12 @@ package protocol CommittedReads: Sendable {
     /// snapshot together with the account's revision.
     func records(at keys: [RecordKey], of account: AccountID) async throws -> ([RecordKey: StoredRecord], revision: Int64)
 
+    /// The committed records at `keys` (at most ``BufferedTransaction/keysPerRead``) and the committed
+    /// metadata value `key` of `peer`, read on one snapshot together with the account's revision.
+    func records(
+        at keys: [RecordKey], metadata key: String, for peer: PeerID, of account: AccountID
+    ) async throws -> (([RecordKey: StoredRecord], SyncValue?), revision: Int64)
+
     /// Checks that the database can hold `text`, a `what` (for example "record id").
     func requireStorable(_ text: String, _ what: String) throws
 
@@ -197,6 +203,32 @@ package final class BufferedTransaction: StoreTransaction {
             state.sequence += 1
             state.records[key] = (state.sequence, .purge)
         }
+    }
+
+    /// Reads the records at `keys` and the metadata value `key` of `peer` in one committed read when
+    /// neither is known yet (a server's push: the pack's records and its ledger entry).
+    package func records(
+        at keys: [RecordKey], withMetadata key: String, for peer: PeerID
+    ) async throws -> (records: [RecordKey: StoredRecord], metadata: SyncValue?) {
+        for recordKey in keys { try requireStorable(recordKey) }
+        try reads.requireStorable(peer.rawValue, "peer")
+        try reads.requireStorable(key, "metadata key")
+        let (unread, metadataKnown) = try withOpenState { state in
+            (Array(Set(keys.filter { state.committed[$0] == nil })),
+             state.metadata[peer]?[key] != nil || state.committedMetadata[peer]?[key] != nil)
+        }
+        if !metadataKnown, !unread.isEmpty, unread.count <= Self.keysPerRead {
+            let (account, reads) = (self.account, self.reads)
+            let (found, value) = try await read("reading \(unread.count) records and metadata \(key) of peer \(peer)") {
+                try await reads.records(at: unread, metadata: key, for: peer, of: account)
+            }
+            try withOpenState { state in
+                for recordKey in unread where state.committed[recordKey] == nil { state.committed[recordKey] = .some(found[recordKey]) }
+                if state.committedMetadata[peer]?[key] == nil { state.committedMetadata[peer, default: [:]][key] = .some(value) }
+            }
+        }
+        // Both are known now, and answered with this transaction's own writes over them.
+        return (try await records(at: keys), try await metadata(key, for: peer))
     }
 
     // MARK: Metadata
