@@ -32,7 +32,7 @@ public struct EncodedRecord: Sendable {
 
 /// A stored record read with its fields left in the form the store keeps them: what
 /// ``SyncStore/encodedChanges(for:after:in:limit:)`` returns, so that a codec that can write that form
-/// (``StoredFieldsEncoding``) answers a pull without decoding each record's fields into values first.
+/// (Anchorage's JSON codec) answers a pull without decoding each record's fields into values first.
 public struct EncodedStoredRecord: Sendable {
     /// The record's collection and id.
     public let key: RecordKey
