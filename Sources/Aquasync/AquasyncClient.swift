@@ -279,18 +279,21 @@ public actor AquasyncClient {
         var applied = try await carryOutAnswers()
         let token = try await deviceToken()
         let (endpoint, basePath, policy) = (endpoint, configuration.basePath, configuration.conflictPolicy)
-        try await PagedPull.run(from: try await latestUST()) { (ust: Int64) -> (page: DeltaPack, next: Int64?)? in
+        // The fetch decodes the answer and reads where the next page starts; the pack's deltas are read
+        // in `apply`, the shorter stage, while the next page is fetched.
+        try await PagedPull.run(from: try await latestUST()) { (ust: Int64) -> (page: SyncValue, next: Int64?)? in
             let request = endpoint.request(.get, "\(basePath)/from:\(ust)?deviceToken=\(token)")
             let response = try await endpoint.send(request)
             if response.status == 204 { return nil }
-            let pack = try DeltaPack(try endpoint.decode(SyncValue.self, from: response, of: request), requireID: false)
-            guard let latest = pack.latestUST else {
+            let answer = try endpoint.decode(SyncValue.self, from: response, of: request)
+            guard case .integer(let latest)? = answer["latestUST"] else {
                 throw SyncClientError(
                     .invalidResponse, status: response.status,
-                    "\(request.method) \(request.pathWithoutQuery): the server's pack carries no latestUST")
+                    "\(request.method) \(request.pathWithoutQuery): the server's pack carries no latestUST as an integer")
             }
-            return (page: pack, next: pack.hasMore ? latest : nil)
-        } apply: { (pack: DeltaPack) in
+            return (page: answer, next: answer["hasMore"] == .bool(true) ? latest : nil)
+        } apply: { (answer: consuming SyncValue) in
+            let pack = try DeltaPack(consume answer, requireID: false)
             let stamp = try await stamp()
             applied += try await store.transaction(for: account) { tx in
                 var applied = 0

@@ -60,34 +60,37 @@ public struct Delta: Sendable, Hashable {
 
 extension Delta {
     /// Reads a delta from its wire form.
-    /// - Parameter path: where the delta sits in its pack, for error messages (`Contact[3]`).
+    ///
+    /// The delta's fields are `value`'s dictionary without the sync columns, taken without a copy when
+    /// nothing else holds it.
+    /// - Parameter path: where the delta sits in its pack, for error messages (`Contact[3]`); made only for one.
     /// - Throws: ``AquasyncValidationError`` naming the column that is missing or wrong.
-    public init(_ value: SyncValue, at path: String) throws(AquasyncValidationError) {
-        guard case .dictionary(var dictionary) = value else {
-            throw AquasyncValidationError("\(path) is not a dictionary")
+    public init(_ value: consuming SyncValue, at path: @autoclosure () -> String) throws(AquasyncValidationError) {
+        guard case .dictionary(var dictionary) = consume value else {
+            throw AquasyncValidationError("\(path()) is not a dictionary")
         }
-        gid = try Self.uuid(dictionary.removeValue(forKey: "gid"), "gid", at: path)
-        deviceToken = try Self.uuid(dictionary.removeValue(forKey: "deviceToken"), "deviceToken", at: path)
+        gid = try Self.uuid(dictionary.removeValue(forKey: "gid"), "gid", at: path())
+        deviceToken = try Self.uuid(dictionary.removeValue(forKey: "deviceToken"), "deviceToken", at: path())
         switch dictionary.removeValue(forKey: "localTimestamp") {
         case .integer(let milliseconds)?: localTimestamp = milliseconds
         case .date(let date)?:
             guard let milliseconds = Self.exactMilliseconds(date) else {
-                throw AquasyncValidationError("\(path).localTimestamp is a date too far from 1970 to count in milliseconds")
+                throw AquasyncValidationError("\(path()).localTimestamp is a date too far from 1970 to count in milliseconds")
             }
             localTimestamp = milliseconds
-        case nil: throw AquasyncValidationError("\(path).localTimestamp is missing")
-        default: throw AquasyncValidationError("\(path).localTimestamp must be an integer of milliseconds since 1970")
+        case nil: throw AquasyncValidationError("\(path()).localTimestamp is missing")
+        default: throw AquasyncValidationError("\(path()).localTimestamp must be an integer of milliseconds since 1970")
         }
         switch dictionary.removeValue(forKey: "isDeleted") {
         case .bool(let flag)?: isDeleted = flag
         case .integer(let flag)? where flag == 0 || flag == 1: isDeleted = flag == 1
         case nil, .null?: isDeleted = false
-        default: throw AquasyncValidationError("\(path).isDeleted must be a Boolean")
+        default: throw AquasyncValidationError("\(path()).isDeleted must be a Boolean")
         }
         switch dictionary.removeValue(forKey: "ust") {
         case .integer(let ust)?: self.ust = ust
         case nil, .null?: ust = nil
-        default: throw AquasyncValidationError("\(path).ust must be an integer")
+        default: throw AquasyncValidationError("\(path()).ust must be an integer")
         }
         fields = dictionary
     }
@@ -108,12 +111,12 @@ extension Delta {
         milliseconds == .max ? .max : milliseconds + 1
     }
 
-    private static func uuid(_ value: SyncValue?, _ column: String, at path: String) throws(AquasyncValidationError)
+    private static func uuid(_ value: SyncValue?, _ column: String, at path: @autoclosure () -> String) throws(AquasyncValidationError)
         -> String
     {
-        guard let value else { throw AquasyncValidationError("\(path).\(column) is missing") }
+        guard let value else { throw AquasyncValidationError("\(path()).\(column) is missing") }
         guard case .string(let text) = value, isLowercaseUUID(text) else {
-            throw AquasyncValidationError("\(path).\(column) must be a lowercase UUID, like 0f8fad5b-d9cb-469f-a165-70867728950e")
+            throw AquasyncValidationError("\(path()).\(column) must be a lowercase UUID, like 0f8fad5b-d9cb-469f-a165-70867728950e")
         }
         return text
     }
@@ -121,18 +124,21 @@ extension Delta {
 
 /// Whether `text` is a UUID in canonical lowercase form (8-4-4-4-12 hex digits).
 public func isLowercaseUUID(_ text: String) -> Bool {
-    let utf8 = Array(text.utf8)
-    guard utf8.count == 36 else { return false }
-    for (index, byte) in utf8.enumerated() {
-        switch index {
-        case 8, 13, 18, 23: if byte != UInt8(ascii: "-") { return false }
-        default:
-            let isDigit = (UInt8(ascii: "0")...UInt8(ascii: "9")).contains(byte)
-            let isLowerHex = (UInt8(ascii: "a")...UInt8(ascii: "f")).contains(byte)
-            if !isDigit && !isLowerHex { return false }
+    var text = text
+    return text.withUTF8 { utf8 in
+        guard utf8.count == 36 else { return false }
+        for index in 0..<36 {
+            let byte = utf8[index]
+            switch index {
+            case 8, 13, 18, 23: if byte != UInt8(ascii: "-") { return false }
+            default:
+                let isDigit = (UInt8(ascii: "0")...UInt8(ascii: "9")).contains(byte)
+                let isLowerHex = (UInt8(ascii: "a")...UInt8(ascii: "f")).contains(byte)
+                if !isDigit && !isLowerHex { return false }
+            }
         }
+        return true
     }
-    return true
 }
 
 /// A DeltaPack, or a delta in it, that breaks the protocol's rules. The server

@@ -65,8 +65,10 @@ public struct DeltaPack: Sendable, Hashable {
     /// Reads a pack.
     /// - Parameter requireID: whether `_id` must be present (it must in what a device pushes).
     /// - Throws: ``AquasyncValidationError`` naming the first thing that is wrong.
-    public init(_ value: SyncValue, requireID: Bool) throws(AquasyncValidationError) {
-        guard case .dictionary(let dictionary) = value else {
+    ///
+    /// Each delta's fields are taken from `value` without a copy when nothing else holds `value`.
+    public init(_ value: consuming SyncValue, requireID: Bool) throws(AquasyncValidationError) {
+        guard case .dictionary(var dictionary) = consume value else {
             throw AquasyncValidationError("a DeltaPack is a dictionary of models")
         }
         switch dictionary["_id"] {
@@ -86,16 +88,20 @@ public struct DeltaPack: Sendable, Hashable {
         default: throw AquasyncValidationError("hasMore must be a Boolean")
         }
         models = [:]
-        for (model, entry) in dictionary where !Self.reservedKeys.contains(model) {
+        // The names first: iterating the dictionary itself would keep it shared while entries leave it.
+        for model in dictionary.keys.filter({ !Self.reservedKeys.contains($0) }) {
             guard Self.isValidModelName(model) else {
                 throw AquasyncValidationError("\"\(model)\" is not a model name: letters, digits, '.', '-' and '_', not first '_'")
             }
-            guard case .array(let items) = entry else {
+            // Taken out of the pack, and each item out of the array, so that a delta owns its dictionary.
+            guard case .array(var items) = dictionary.removeValue(forKey: model) else {
                 throw AquasyncValidationError("\(model) must be an array of deltas")
             }
             var deltas: [Delta] = []
             deltas.reserveCapacity(items.count)
-            for (index, item) in items.enumerated() {
+            for index in items.indices {
+                let item = items[index]
+                items[index] = .null
                 deltas.append(try Delta(item, at: "\(model)[\(index)]"))
             }
             models[model] = deltas

@@ -28,20 +28,21 @@ public enum PagedPull {
     ///   - fetch: Downloads the page after a cursor: the page and where the next
     ///     one starts (`nil` after the last page), or `nil` when there is nothing
     ///     after the cursor.
-    ///   - apply: Writes a page to the local store, with its cursor; it runs on the caller's actor.
+    ///   - apply: Writes a page to the local store, with its cursor; it runs on the caller's actor and owns the page.
     ///   - isolation: The caller's actor, which `apply` runs on.
     /// - Throws: What `fetch` or `apply` throws; pages applied before stay applied.
     public static func run<Cursor: Sendable, Page: Sendable>(
         from start: Cursor,
         fetch: @escaping @Sendable (Cursor) async throws -> (page: Page, next: Cursor?)?,
-        apply: (Page) async throws -> Void,
+        apply: (consuming Page) async throws -> Void,
         isolation: isolated (any Actor)? = #isolation
     ) async throws {
         try await withThrowingTaskGroup(of: (page: Page, next: Cursor?)?.self) { downloads in
             downloads.addTask { try await fetch(start) }
-            while let fetched = try await downloads.next(), let (page, next) = fetched {
+            while case let (page, next)?? = try await downloads.next() {
                 if let next { downloads.addTask { try await fetch(next) } }
-                try await apply(page)
+                // Handed over, so that `apply` may take the page apart without copying it.
+                try await apply(consume page)
             }
         }
     }

@@ -18,16 +18,22 @@ struct JSONParser {
     /// Reused buffer for strings that hold escapes.
     var scratch: [UInt8] = []
 
-    private enum ContainerKind { case array, dictionary }
+    /// An open container: its kind, and where its elements start in ``values`` and its keys in ``keys``.
+    private struct OpenContainer {
+        enum Kind { case array, dictionary }
+        let kind: Kind
+        let firstValue: Int
+        let firstKey: Int
+    }
 
     /// The open containers, innermost last.
-    private var kinds: [ContainerKind] = []
-    /// The elements of each open array, innermost last.
-    private var arrays: [[SyncValue]] = []
-    /// The entries of each open dictionary, innermost last.
-    private var dictionaries: [[String: SyncValue]] = []
-    /// The key (and its offset) whose value is being read, one per open dictionary.
-    private var pendingKeys: [(key: String, offset: Int)] = []
+    private var containers: [OpenContainer] = []
+    /// The values read so far of every open container, the innermost's last: a container is made
+    /// once, at its final size, when it closes.
+    private var values: [SyncValue] = []
+    /// The keys (and their offsets) read so far of every open dictionary, the innermost's last; a
+    /// dictionary's last key may still wait for its value.
+    private var keys: [(key: String, offset: Int)] = []
 
     init(input: UnsafeBufferPointer<UInt8>, limits: CodecLimits) {
         self.input = input
@@ -57,8 +63,7 @@ struct JSONParser {
                     index += 1
                     value = .array([])
                 } else {
-                    kinds.append(.array)
-                    arrays.append([])
+                    containers.append(OpenContainer(kind: .array, firstValue: values.count, firstKey: keys.count))
                     continue nextValue
                 }
             case JSONByte.openBrace:
@@ -69,9 +74,8 @@ struct JSONParser {
                     index += 1
                     value = .dictionary([:])
                 } else {
+                    containers.append(OpenContainer(kind: .dictionary, firstValue: values.count, firstKey: keys.count))
                     try parseMemberKey(expectation: "expected a string key or '}'")
-                    kinds.append(.dictionary)
-                    dictionaries.append([:])
                     continue nextValue
                 }
             case JSONByte.quote:
@@ -93,11 +97,11 @@ struct JSONParser {
 
             // A value is complete: add it to the innermost container, closing
             // containers for as long as their closing bracket follows.
-            while let kind = kinds.last {
+            while let container = containers.last {
                 skipWhitespace()
-                switch kind {
+                values.append(value)
+                switch container.kind {
                 case .array:
-                    arrays[arrays.count - 1].append(value)
                     guard index < input.count else { throw endOfInput("expected ',' or ']' after an array element") }
                     let byte = input[index]
                     index += 1
@@ -107,13 +111,10 @@ struct JSONParser {
                         throw .malformedInput(
                             "expected ',' or ']' after an array element, found \(JSONByte.describe(byte))", offset: index)
                     }
-                    kinds.removeLast()
-                    value = .array(arrays.removeLast())
+                    containers.removeLast()
+                    value = .array(Array(values[container.firstValue...]))
+                    values.removeSubrange(container.firstValue...)
                 case .dictionary:
-                    let pending = pendingKeys.removeLast()
-                    if dictionaries[dictionaries.count - 1].updateValue(value, forKey: pending.key) != nil {
-                        throw .malformedInput("duplicate key \(CodecError.quoted(pending.key))", offset: pending.offset)
-                    }
                     guard index < input.count else { throw endOfInput("expected ',' or '}' after an object member") }
                     let byte = input[index]
                     index += 1
@@ -127,8 +128,8 @@ struct JSONParser {
                         throw .malformedInput(
                             "expected ',' or '}' after an object member, found \(JSONByte.describe(byte))", offset: index)
                     }
-                    kinds.removeLast()
-                    value = .dictionary(dictionaries.removeLast())
+                    containers.removeLast()
+                    value = .dictionary(try closeDictionary(container))
                 }
             }
             break nextValue
@@ -139,6 +140,20 @@ struct JSONParser {
                 "unexpected \(JSONByte.describe(input[index])) after the JSON value", offset: index)
         }
         return value
+    }
+
+    /// The dictionary of `container`'s keys and values, which leave the stacks.
+    /// - Throws: ``CodecError/malformedInput(_:offset:)`` at the second of two equal keys.
+    private mutating func closeDictionary(_ container: OpenContainer) throws(CodecError) -> [String: SyncValue] {
+        var dictionary = [String: SyncValue](minimumCapacity: keys.count - container.firstKey)
+        for (key, value) in zip(keys[container.firstKey...], values[container.firstValue...]) {
+            if dictionary.updateValue(value, forKey: key.key) != nil {
+                throw .malformedInput("duplicate key \(CodecError.quoted(key.key))", offset: key.offset)
+            }
+        }
+        keys.removeSubrange(container.firstKey...)
+        values.removeSubrange(container.firstValue...)
+        return dictionary
     }
 
     /// Reads `"key"` and the `:` after it, and remembers the key for the value that follows.
@@ -155,12 +170,12 @@ struct JSONParser {
             throw .malformedInput("expected ':' after object key, found \(JSONByte.describe(input[index]))", offset: index)
         }
         index += 1
-        pendingKeys.append((key, offset))
+        keys.append((key, offset))
     }
 
     /// Refuses to open a container past the depth limit.
     private func checkDepth() throws(CodecError) {
-        if kinds.count >= limits.maxDepth {
+        if containers.count >= limits.maxDepth {
             throw .limitExceeded("nesting deeper than \(limits.maxDepth) levels", offset: index)
         }
     }
