@@ -203,12 +203,24 @@ enum RecordFields {
     /// The value a JSON value in the ``listed(_:)`` form stands for.
     /// - Throws: ``SyntaxError`` for a tag whose content is not of its form.
     static func untagged(_ value: SyncValue) throws(SyntaxError) -> SyncValue {
+        try untaggedIfChanged(value) ?? value
+    }
+
+    /// What `value` stands for, or `nil` when it holds no tag and stands for itself: a record's
+    /// untagged parts are not copied.
+    /// - Throws: ``SyntaxError`` for a tag whose content is not of its form.
+    private static func untaggedIfChanged(_ value: SyncValue) throws(SyntaxError) -> SyncValue? {
         switch value {
         case .array(let items):
-            var values: [SyncValue] = []
-            values.reserveCapacity(items.count)
-            for item in items { values.append(try untagged(item)) }
-            return .array(values)
+            // Written over a copy only once an item changes.
+            var result = items
+            var changed = false
+            for index in items.indices {
+                guard let item = try untaggedIfChanged(items[index]) else { continue }
+                result[index] = item
+                changed = true
+            }
+            return changed ? .array(result) : nil
         case .dictionary(let entries):
             if entries.count == 1, let entry = entries.first, tags.contains(entry.key) {
                 let (key, content) = (entry.key, entry.value)
@@ -222,24 +234,31 @@ enum RecordFields {
                 case (realTag, .string("nan")): return .real(.nan)
                 case (realTag, .string("inf")): return .real(.infinity)
                 case (realTag, .string("-inf")): return .real(-.infinity)
-                case (dictionaryTag, .dictionary(let inner)): return .dictionary(try untaggedEntries(inner))
+                case (dictionaryTag, .dictionary(let inner)): return .dictionary(try untaggedEntries(inner) ?? inner)
                 default:
                     throw SyntaxError(
                         description: "{\"\(key)\": …} stands for a typed value: \(dateTag) takes ISO 8601 text, "
                             + "\(dataTag) base64 text, \(realTag) \"nan\", \"inf\" or \"-inf\", \(dictionaryTag) an object")
                 }
             }
-            return .dictionary(try untaggedEntries(entries))
+            return try untaggedEntries(entries).map(SyncValue.dictionary)
         default:
-            return value
+            return nil
         }
     }
 
-    private static func untaggedEntries(_ entries: [String: SyncValue]) throws(SyntaxError) -> [String: SyncValue] {
-        // Values are replaced where they stand: the keys keep their places, so nothing is hashed again.
+    /// `entries` with their values untagged, or `nil` when none holds a tag.
+    private static func untaggedEntries(_ entries: [String: SyncValue]) throws(SyntaxError) -> [String: SyncValue]? {
+        // Values are replaced where they stand, in a copy made at the first change: the keys keep their
+        // places, so nothing is hashed again.
         var result = entries
-        for index in result.values.indices { result.values[index] = try untagged(result.values[index]) }
-        return result
+        var changed = false
+        for index in entries.indices {
+            guard let value = try untaggedIfChanged(entries.values[index]) else { continue }
+            result.values[index] = value
+            changed = true
+        }
+        return changed ? result : nil
     }
 
     /// The JSON line of `entries`, each value in its ``listed(_:)`` form.
