@@ -19,29 +19,10 @@ package enum KeyOrder {
 
     /// The indices of `entries` in the order of their keys: sorting indices moves small values, where
     /// sorting the entries themselves copies every key and value (and counts their references) as it goes.
-    ///
-    /// Each key's first eight bytes are compared as one number first; only keys that share them are
-    /// compared byte by byte.
     package static func sortedIndices(of entries: [String: SyncValue]) -> [Dictionary<String, SyncValue>.Index] {
+        var indices = Array(entries.indices)
         let keys = entries.keys
-        var sortable: [(prefix: UInt64, index: Dictionary<String, SyncValue>.Index)] = []
-        sortable.reserveCapacity(entries.count)
-        for index in entries.indices { sortable.append((prefix(of: keys[index]), index)) }
-        sortable.sort { left, right in
-            left.prefix != right.prefix ? left.prefix < right.prefix : precedes(keys[left.index], keys[right.index])
-        }
-        return sortable.map(\.index)
-    }
-
-    /// The first eight UTF-8 bytes of `key` as a big-endian number, zero-padded: numbers in the order
-    /// of their keys, except that keys sharing these bytes compare equal.
-    private static func prefix(of key: String) -> UInt64 {
-        var prefix: UInt64 = 0
-        var shift: UInt64 = 56
-        for byte in key.utf8.prefix(8) {
-            prefix |= UInt64(byte) << shift
-            shift &-= 8
-        }
-        return prefix
+        indices.sort { precedes(keys[$0], keys[$1]) }
+        return indices
     }
 }
