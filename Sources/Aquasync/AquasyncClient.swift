@@ -280,7 +280,7 @@ public actor AquasyncClient {
         let token = try await deviceToken()
         let (endpoint, basePath, policy) = (endpoint, configuration.basePath, configuration.conflictPolicy)
         // The fetch decodes the answer and reads where the next page starts; the pack's deltas are read
-        // in `apply`, the shorter stage, while the next page is fetched.
+        // in `apply`, which owns the decoded answer, so each delta takes its dictionary without a copy.
         try await PagedPull.run(from: try await latestUST()) { (ust: Int64) -> (page: SyncValue, next: Int64?)? in
             let request = endpoint.request(.get, "\(basePath)/from:\(ust)?deviceToken=\(token)")
             let response = try await endpoint.send(request)

@@ -63,10 +63,10 @@ public struct DeltaPack: Sendable, Hashable {
     }
 
     /// Reads a pack.
-    /// - Parameter requireID: whether `_id` must be present (it must in what a device pushes).
-    /// - Throws: ``AquasyncValidationError`` naming the first thing that is wrong.
     ///
     /// Each delta's fields are taken from `value` without a copy when nothing else holds `value`.
+    /// - Parameter requireID: whether `_id` must be present (it must in what a device pushes).
+    /// - Throws: ``AquasyncValidationError`` naming the first thing that is wrong.
     public init(_ value: consuming SyncValue, requireID: Bool) throws(AquasyncValidationError) {
         guard case .dictionary(var dictionary) = consume value else {
             throw AquasyncValidationError("a DeltaPack is a dictionary of models")

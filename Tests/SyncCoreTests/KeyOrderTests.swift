@@ -1,10 +1,11 @@
 import SyncCore
+import SyncTesting
 import Testing
 
 @Suite("Key order: encoded dictionaries list their keys by UTF-8 bytes")
 struct KeyOrderTests {
-    /// Keys that share their first eight bytes or differ only after them, hold NUL, non-ASCII
-    /// letters and emoji, or are empty.
+    /// Keys that share a long prefix or differ only at the end, hold NUL, non-ASCII letters and
+    /// emoji, or are empty.
     static let awkwardKeys = [
         "", "a", "ab", "ab\u{0}", "abcdefgh", "abcdefgh\u{0}", "abcdefghi", "abcdefgha", "abcdefg", "abcdefgz",
         "é", "e\u{301}", "zz", "Z", "\u{1F600}", "\u{7F}", "\u{80}", "longer key with spaces", "longer key with space",
@@ -12,7 +13,7 @@ struct KeyOrderTests {
 
     @Test("the indices come in the order of the keys' UTF-8 bytes, for awkward keys and random ones")
     func sortedByUTF8Bytes() {
-        var generator = SystemRandomNumberGenerator()
+        var generator = SeededGenerator(seed: 20)
         var sets = [Self.awkwardKeys]
         for _ in 0..<200 {
             let alphabet = ["a", "b", "é", "\u{0}", "\u{1F600}", "Z"]
