@@ -279,52 +279,52 @@ public actor AquasyncClient {
         var applied = try await carryOutAnswers()
         let token = try await deviceToken()
         let (endpoint, basePath, policy) = (endpoint, configuration.basePath, configuration.conflictPolicy)
-        // The fetch decodes the answer and reads where the next page starts; the pack's deltas are read
-        // in `apply`, which owns the decoded answer, so each delta takes its dictionary without a copy.
-        try await PagedPull.run(from: try await latestUST()) { (ust: Int64) -> (page: SyncValue, next: Int64?)? in
+        // The fetch reads the answer into versions ready to store (from JSON straight into the stored
+        // form) while the page before is applied; the apply stage only files them.
+        try await PagedPull.run(from: try await latestUST()) { (ust: Int64) -> (page: PulledPage, next: Int64?)? in
             let request = endpoint.request(.get, "\(basePath)/from:\(ust)?deviceToken=\(token)")
             let response = try await endpoint.send(request)
             if response.status == 204 { return nil }
-            let answer = try endpoint.decode(SyncValue.self, from: response, of: request)
-            guard case .integer(let latest)? = answer["latestUST"] else {
-                throw SyncClientError(
-                    .invalidResponse, status: response.status,
-                    "\(request.method) \(request.pathWithoutQuery): the server's pack carries no latestUST as an integer")
+            let page = try endpoint.read(response, of: request) { codec in
+                try PulledPage(
+                    response.body, codec: codec,
+                    missingLatestUST: SyncClientError(
+                        .invalidResponse, status: response.status,
+                        "\(request.method) \(request.pathWithoutQuery): the server's pack carries no latestUST as an integer"))
             }
-            return (page: answer, next: answer["hasMore"] == .bool(true) ? latest : nil)
-        } apply: { (answer: consuming SyncValue) in
-            let pack = try DeltaPack(consume answer, requireID: false)
+            return (page: page, next: page.hasMore ? page.latestUST : nil)
+        } apply: { (page: consuming PulledPage) in
             let stamp = try await stamp()
+            let (versions, latestUST) = (page.versions, page.latestUST)
             applied += try await store.transaction(for: account) { tx in
                 var applied = 0
-                try await tx.journal.prefetch(pack.models.flatMap { model, deltas in deltas.map { StoredDelta.key(model, $0.gid) } })
-                for (model, deltas) in pack.models {
-                    for delta in deltas where try await Self.apply(delta, model: model, policy: policy, stamp: stamp, in: tx) {
-                        applied += 1
-                    }
+                try await tx.journal.prefetch(versions.map(\.encoded.key))
+                for version in versions where try await Self.apply(version, policy: policy, stamp: stamp, in: tx) {
+                    applied += 1
                 }
-                try await tx.setMetadata(pack.latestUST, AquasyncLocalRecords.latestUSTKey)
+                try await tx.setMetadata(latestUST, AquasyncLocalRecords.latestUSTKey)
                 return applied
             }
         }
         return applied
     }
 
-    /// Writes a pulled delta, as the journal's rules say (see the type's
+    /// Writes a pulled version, as the journal's rules say (see the type's
     /// rules); `true` when the server's version was written.
     private static func apply(
-        _ delta: Delta, model: String, policy: any ConflictPolicy, stamp: Stamp, in tx: any StoreTransaction
+        _ version: PulledPage.Version, policy: any ConflictPolicy, stamp: Stamp, in tx: any StoreTransaction
     ) async throws -> Bool {
-        let key = StoredDelta.key(model, delta.gid)
+        let (key, model) = (version.encoded.key, version.model)
         guard let entry = try await tx.journal.entry(for: key), let stored = try await tx.record(key) else {
-            try await tx.put(StoredDelta.record(delta, model: model))
+            try await tx.put(version.encoded)
             return true
         }
+        let delta = try version.delta()
         let incoming = StoredDelta.serverVersion(delta, model: model)
         let relation = entry.classify(incoming)
         if relation == .sameAsLocal {
             try await tx.journal.remove(key)
-            try await tx.put(StoredDelta.record(delta, model: model))
+            try await tx.put(version.encoded)
             return true
         }
         if relation == .unchanged && entry.remote == nil { return false }

@@ -107,7 +107,7 @@ public struct AquasyncLocalRecords: Sendable {
     @discardableResult
     public func save(_ prepared: PreparedWrites) async throws -> [String] {
         try await write(prepared)
-        return prepared.writes.map(\.encoded.record.id.rawValue)
+        return prepared.writes.map(\.encoded.key.id.rawValue)
     }
 
     /// Soft-deletes a record and journals the change; its fields are cleared.
@@ -208,8 +208,8 @@ public struct AquasyncLocalRecords: Sendable {
                 try await tx.setMetadata(true, Self.legacyDirtyAdopted)
             }
             // A gid just made names no record and no journal entry: only the others are read ahead.
-            let given = writes.filter { !$0.isNew }.map(\.encoded.record.key)
-            let made = writes.filter(\.isNew).map(\.encoded.record.key)
+            let given = writes.filter { !$0.isNew }.map(\.encoded.key)
+            let made = writes.filter(\.isNew).map(\.encoded.key)
             try await tx.prefetch(given)
             try await tx.journal.prefetch(given)
             try await tx.assumeNeverWritten(made)
@@ -217,11 +217,11 @@ public struct AquasyncLocalRecords: Sendable {
             for write in writes {
                 var encoded = write.encoded
                 var held: Delta?
-                if !write.isNew, let existing = try await tx.record(encoded.record.key) {
+                if !write.isNew, let existing = try await tx.record(encoded.key) {
                     let delta = try StoredDelta.delta(existing)
                     let after = Delta.timestamp(after: delta.localTimestamp)
                     if after > write.localTimestamp {
-                        var later = try Delta(.dictionary(encoded.record.fields), at: encoded.record.key.description)
+                        var later = try Delta(.dictionary(encoded.decoded().fields), at: encoded.key.description)
                         later.localTimestamp = after
                         encoded = try EncodedRecord(StoredDelta.record(later, model: model))
                     }
@@ -233,7 +233,7 @@ public struct AquasyncLocalRecords: Sendable {
                 // Without a pending entry, the version held is the server's. The entry names the record: its
                 // fields without the sync columns are the neutral form (a deletion's fields are empty).
                 try await tx.journal.recordLocalChange(
-                    action, writtenAs: encoded.record, without: StoredDelta.columns, at: now,
+                    action, writtenAs: try encoded.decoded(), without: StoredDelta.columns, at: now,
                     basedOn: held.map { StoredDelta.serverVersion($0, model: model) })
             }
         }

@@ -71,28 +71,11 @@ public struct DeltaPack: Sendable, Hashable {
         guard case .dictionary(var dictionary) = consume value else {
             throw AquasyncValidationError("a DeltaPack is a dictionary of models")
         }
-        switch dictionary["_id"] {
-        case .string(let text)? where isLowercaseUUID(text): id = text
-        case nil where !requireID: id = nil
-        case nil: throw AquasyncValidationError("_id is missing: a pushed DeltaPack needs a lowercase UUID as its _id")
-        default: throw AquasyncValidationError("_id must be a lowercase UUID")
-        }
-        switch dictionary["latestUST"] {
-        case .integer(let ust)?: latestUST = ust
-        case nil: latestUST = nil
-        default: throw AquasyncValidationError("latestUST must be an integer")
-        }
-        switch dictionary["hasMore"] {
-        case .bool(let flag)?: hasMore = flag
-        case nil: hasMore = false
-        default: throw AquasyncValidationError("hasMore must be a Boolean")
-        }
+        (id, latestUST, hasMore) = try Self.header(dictionary, requireID: requireID)
         models = [:]
         // The names first: iterating the dictionary itself would keep it shared while entries leave it.
         for model in dictionary.keys.filter({ !Self.reservedKeys.contains($0) }) {
-            guard Self.isValidModelName(model) else {
-                throw AquasyncValidationError("\"\(model)\" is not a model name: letters, digits, '.', '-' and '_', not first '_'")
-            }
+            try Self.requireModelName(model)
             // Taken out of the pack, and each item out of the array, so that a delta owns its dictionary.
             guard case .array(var items) = dictionary.removeValue(forKey: model) else {
                 throw AquasyncValidationError("\(model) must be an array of deltas")
@@ -105,6 +88,38 @@ public struct DeltaPack: Sendable, Hashable {
                 deltas.append(try Delta(item, at: "\(model)[\(index)]"))
             }
             models[model] = deltas
+        }
+    }
+
+    /// The pack's `_id`, `latestUST` and `hasMore`, read from its `entries` (its models may be among them).
+    /// - Throws: ``AquasyncValidationError`` naming the first that is wrong.
+    static func header(
+        _ entries: [String: SyncValue], requireID: Bool
+    ) throws(AquasyncValidationError) -> (id: String?, latestUST: Int64?, hasMore: Bool) {
+        let id: String?
+        switch entries["_id"] {
+        case .string(let text)? where isLowercaseUUID(text): id = text
+        case nil where !requireID: id = nil
+        case nil: throw AquasyncValidationError("_id is missing: a pushed DeltaPack needs a lowercase UUID as its _id")
+        default: throw AquasyncValidationError("_id must be a lowercase UUID")
+        }
+        let latestUST: Int64?
+        switch entries["latestUST"] {
+        case .integer(let ust)?: latestUST = ust
+        case nil: latestUST = nil
+        default: throw AquasyncValidationError("latestUST must be an integer")
+        }
+        switch entries["hasMore"] {
+        case .bool(let flag)?: return (id, latestUST, flag)
+        case nil: return (id, latestUST, false)
+        default: throw AquasyncValidationError("hasMore must be a Boolean")
+        }
+    }
+
+    /// Throws unless `name` can name a model (``isValidModelName(_:)``).
+    static func requireModelName(_ name: String) throws(AquasyncValidationError) {
+        guard isValidModelName(name) else {
+            throw AquasyncValidationError("\"\(name)\" is not a model name: letters, digits, '.', '-' and '_', not first '_'")
         }
     }
 

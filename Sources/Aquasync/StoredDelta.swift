@@ -37,14 +37,20 @@ enum StoredDelta {
     /// `isDirty` column an earlier version of the library kept is left out.
     /// - Throws: ``StoreError`` with ``StoreError/Code/corrupt`` when the record is not a stored delta.
     static func delta(_ stored: StoredRecord) throws -> Delta {
-        var fields = stored.record.fields
+        var delta = try delta(of: stored.record)
+        delta.ust = Int64(clamping: stored.position.rawValue)
+        return delta
+    }
+
+    /// The delta `record` holds, without `ust`; the `isDirty` column of earlier versions is left out.
+    /// - Throws: ``StoreError`` with ``StoreError/Code/corrupt`` when the record is not a stored delta.
+    static func delta(of record: SyncRecord) throws -> Delta {
+        var fields = record.fields
         fields.removeValue(forKey: AquasyncLocalRecords.legacyDirtyColumn)
         do {
-            var delta = try Delta(.dictionary(fields), at: stored.record.key.description)
-            delta.ust = Int64(clamping: stored.position.rawValue)
-            return delta
+            return try Delta(.dictionary(fields), at: record.key.description)
         } catch {
-            throw StoreError(.corrupt, "\(stored.record.key) is not an Aquasync record: \(error)")
+            throw StoreError(.corrupt, "\(record.key) is not an Aquasync record: \(error)")
         }
     }
 
@@ -99,8 +105,12 @@ enum StoredDelta {
     }
 
     private static func version(of delta: Delta) -> RecordVersion {
-        RecordVersion(
-            modifiedAt: Date(timeIntervalSince1970: Double(delta.localTimestamp) / 1000), node: PeerID(delta.deviceToken))
+        version(localTimestamp: delta.localTimestamp, deviceToken: delta.deviceToken)
+    }
+
+    /// The record version of a delta made by `deviceToken` at `localTimestamp`.
+    static func version(localTimestamp: Int64, deviceToken: String) -> RecordVersion {
+        RecordVersion(modifiedAt: Date(timeIntervalSince1970: Double(localTimestamp) / 1000), node: PeerID(deviceToken))
     }
 }
 

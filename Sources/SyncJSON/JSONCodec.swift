@@ -38,7 +38,7 @@ public import SyncCore
 /// (`2024-05-01T12:30:00Z`, with up to six fraction digits when the date has
 /// a fraction of a second) and a ``SyncCore/SyncValue/data(_:)`` as a padded
 /// standard base64 string; both decode as strings.
-public struct JSONCodec: SyncCodec, StoredFieldsEncoding {
+public struct JSONCodec: SyncCodec, StoredFieldsEncoding, StoredFieldsDecoding {
     /// The limits the decoder enforces; the encoder enforces the depth limit too.
     public var limits: CodecLimits
 
@@ -75,6 +75,19 @@ public struct JSONCodec: SyncCodec, StoredFieldsEncoding {
         var writer = JSONWriter(maxDepth: limits.maxDepth)
         try writer.write(document)
         return writer.bytes
+    }
+
+    /// Reads `bytes` as ``decode(_:)`` does, but for the arrays of dictionaries under the keys
+    /// `isStoredArray` accepts, whose dictionaries are read straight into the stored form: how a device
+    /// reads a pulled page of many records. Keys are put in the order of their bytes; `nil` for input
+    /// ``decode(_:)`` refuses, and for records that are not dictionaries.
+    package func decodeStoredArrays(_ bytes: [UInt8], where isStoredArray: (String) -> Bool) -> StoredArraysDocument? {
+        guard bytes.count <= limits.maxInputBytes else { return nil }
+        let limits = self.limits
+        return bytes.withUnsafeBufferPointer { buffer in
+            var parser = JSONParser(input: buffer, limits: limits)
+            return parser.parseStoredArraysDocument(where: isStoredArray)
+        }
     }
 
     /// Decodes the one JSON text that spans all of `bytes`.

@@ -235,7 +235,7 @@ struct StoreQueries: Sendable {
         var purged: (collections: [String], ids: [String]) = ([], [])
         for (key, write) in writes.records {
             switch write {
-            case .put(let record, let fields): puts.append(key, record, fields: fields)
+            case .put(let encoded): puts.append(key, encoded)
             case .purge:
                 purged.collections.append(key.collection.rawValue)
                 purged.ids.append(key.id.rawValue)
@@ -370,13 +370,13 @@ struct StoreQueries: Sendable {
         var nodes: [String] = []
         var fields: [ByteBuffer] = []
 
-        mutating func append(_ key: RecordKey, _ record: SyncRecord, fields blob: Data) {
+        mutating func append(_ key: RecordKey, _ record: EncodedRecord) {
             collections.append(key.collection.rawValue)
             ids.append(key.id.rawValue)
             isDeleted.append(record.isDeleted)
             modifiedAt.append(record.version.modifiedAt.timeIntervalSinceReferenceDate)
             nodes.append(record.version.node.rawValue)
-            fields.append(ByteBuffer(bytes: blob))
+            fields.append(ByteBuffer(bytes: record.fields))
         }
     }
 

@@ -191,14 +191,14 @@ enum StoreQueries {
             sql: "DELETE FROM record WHERE account_id = ? AND collection = ? AND record_id = ?")
         for (key, write) in writes.records {
             switch write {
-            case .put(let record, let fields):
+            case .put(let encoded):
                 guard lastPosition < Int64.max else {
                     throw StoreError(.invalidArgument, "account \(account) has used every change position")
                 }
                 lastPosition += 1
                 try upsert.execute(arguments: [
-                    accountID, key.collection.rawValue, key.id.rawValue, lastPosition, record.isDeleted,
-                    record.version.modifiedAt.timeIntervalSinceReferenceDate, record.version.node.rawValue, fields,
+                    accountID, key.collection.rawValue, key.id.rawValue, lastPosition, encoded.isDeleted,
+                    encoded.version.modifiedAt.timeIntervalSinceReferenceDate, encoded.version.node.rawValue, encoded.fields,
                 ])
             case .purge:
                 try delete.execute(arguments: [accountID, key.collection.rawValue, key.id.rawValue])

@@ -180,7 +180,7 @@ private struct CountingTransaction: StoreTransaction {
     }
 
     func put(_ encoded: EncodedRecord) async throws {
-        store.wrote(encoded.record)
+        store.wrote(try encoded.decoded())
         try await base.put(encoded)
     }
 

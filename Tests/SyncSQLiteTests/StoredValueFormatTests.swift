@@ -66,4 +66,26 @@ struct StoredValueFormatTests {
         let error = #expect(throws: StoreError.self) { try StoredValueFormat.encode(value) }
         #expect(error?.code == .invalidArgument)
     }
+
+    @Test func readFieldsReadsNamedFieldsAndRemovesOthers() throws {
+        var values = RandomValues(seed: 11, features: [.null, .date, .data, .unsignedInteger], maxDepth: 3)
+        for round in 0..<300 {
+            var fields = values.nextDictionary().dictionaryValue ?? [:]
+            fields["gid"] = .string("g\(round)")
+            if round.isMultiple(of: 2) { fields["ust"] = .integer(Int64(round)) }
+            let blob = [UInt8](try StoredValueFormat.encode(fields: fields))
+            let names = ["ust", "gid", "absent"] + fields.keys.filter { $0 != "ust" && $0 != "gid" }.prefix(1)
+            let (read, rest) = try StoredValueFormat.readFields(names, removing: ["ust", "absent"], from: blob)
+            #expect(read == names.map { fields[$0] })
+            var kept = fields
+            kept["ust"] = nil
+            #expect(rest == (try StoredValueFormat.encode(fields: kept)))
+        }
+        let notFields = [UInt8](try StoredValueFormat.encode(.array([1])))
+        let error = #expect(throws: StoreError.self) { try StoredValueFormat.readFields(["a"], removing: [], from: notFields) }
+        #expect(error?.code == .corrupt)
+        var truncated = [UInt8](try StoredValueFormat.encode(fields: ["name": "Ada", "ust": 3]))
+        truncated.removeLast()
+        #expect(throws: StoreError.self) { try StoredValueFormat.readFields(["name"], removing: ["ust"], from: truncated) }
+    }
 }

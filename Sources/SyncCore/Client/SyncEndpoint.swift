@@ -146,18 +146,7 @@ public struct SyncEndpoint: Sendable {
     public func decode<Answer: Decodable>(
         _ type: Answer.Type = Answer.self, from response: SyncResponse, of request: SyncRequest
     ) throws -> Answer {
-        let codec: any SyncCodec
-        if let contentType = response.contentType, !contentType.isEmpty {
-            guard let found = codecs.codec(forMediaType: contentType) else {
-                throw SyncClientError(
-                    .invalidResponse, status: response.status,
-                    "\(Self.describe(request)): the answer's content type '\(contentType)' is not one this client reads (\(codecs.supportedMediaTypes.joined(separator: ", ")))"
-                )
-            }
-            codec = found
-        } else {
-            codec = codecs.defaultCodec
-        }
+        let codec = try codec(of: response, to: request)
         let value: SyncValue
         do {
             value = try codec.decode(response.body)
@@ -173,6 +162,36 @@ public struct SyncEndpoint: Sendable {
                 .invalidResponse, status: response.status,
                 "\(Self.describe(request)): the answer is not a \(Answer.self): \(Self.describe(error))", underlying: error)
         }
+    }
+
+    /// Reads an answer to `request` with `read`, given the codec of its content type (the default codec
+    /// when it has none): for an answer read otherwise than into a ``SyncValue`` first.
+    /// - Throws: ``SyncClientError`` (``SyncClientError/Code/invalidResponse``) for a content type no
+    ///   codec reads, or when `read` throws a ``CodecError``; what else `read` throws.
+    package func read<Result>(
+        _ response: SyncResponse, of request: SyncRequest, _ read: (any SyncCodec) throws -> Result
+    ) throws -> Result {
+        let codec = try codec(of: response, to: request)
+        do {
+            return try read(codec)
+        } catch let error as CodecError {
+            throw SyncClientError(
+                .invalidResponse, status: response.status,
+                "\(Self.describe(request)): the answer is not valid \(codec.id): \(error)", underlying: error)
+        }
+    }
+
+    /// The codec of the answer's content type (the default codec when it has none).
+    /// - Throws: ``SyncClientError`` (``SyncClientError/Code/invalidResponse``) for a content type no codec reads.
+    private func codec(of response: SyncResponse, to request: SyncRequest) throws -> any SyncCodec {
+        guard let contentType = response.contentType, !contentType.isEmpty else { return codecs.defaultCodec }
+        guard let found = codecs.codec(forMediaType: contentType) else {
+            throw SyncClientError(
+                .invalidResponse, status: response.status,
+                "\(Self.describe(request)): the answer's content type '\(contentType)' is not one this client reads (\(codecs.supportedMediaTypes.joined(separator: ", ")))"
+            )
+        }
+        return found
     }
 
     // MARK: Messages

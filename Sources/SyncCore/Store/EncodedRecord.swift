@@ -15,18 +15,49 @@ package import FoundationEssentials
 /// }
 /// ```
 ///
-/// A store that keeps records in another form (``MemoryStore``) writes ``record`` as ``StoreTransaction/put(_:)-(SyncRecord)`` does.
+/// A store that keeps records in another form (``MemoryStore``) writes ``decoded()`` as ``StoreTransaction/put(_:)-(SyncRecord)`` does.
+///
+/// A codec that reads records straight into the stored form (Anchorage's JSON codec, for a pulled
+/// page) makes encoded records whose fields were never values: their fields are decoded only when
+/// something reads them back, such as a transaction that finds a conflict.
 public struct EncodedRecord: Sendable {
-    /// The record.
-    public let record: SyncRecord
-    /// ``record``'s fields in the stored form.
+    /// The record's collection and id.
+    public let key: RecordKey
+    /// Whether the record is a tombstone.
+    public let isDeleted: Bool
+    /// The record's version.
+    public let version: RecordVersion
+    /// The record's fields in the stored form.
     package let fields: Data
+    /// The fields it was made from, when it was made from a record: reading them back costs nothing.
+    private let givenFields: [String: SyncValue]?
 
     /// Encodes `record`'s fields.
     /// - Throws: ``StoreError/Code/invalidArgument`` when a field nests too deep to be stored.
     public init(_ record: SyncRecord) throws {
-        self.record = record
+        self.key = record.key
+        self.isDeleted = record.isDeleted
+        self.version = record.version
         self.fields = try StoredValueFormat.encode(fields: record.fields)
+        self.givenFields = record.fields
+    }
+
+    /// A record whose fields are already in the stored form: `fields` must be a well-formed fields blob
+    /// (``StoredValueFormat``), as a codec that reads into that form makes it.
+    package init(key: RecordKey, isDeleted: Bool, version: RecordVersion, fields: Data) {
+        self.key = key
+        self.isDeleted = isDeleted
+        self.version = version
+        self.fields = fields
+        self.givenFields = nil
+    }
+
+    /// The record, its fields decoded from the stored form unless it was made from a record.
+    /// - Throws: ``StoreError/Code/corrupt`` when the stored fields cannot be read.
+    public func decoded() throws -> SyncRecord {
+        SyncRecord(
+            collection: key.collection, id: key.id, fields: try givenFields ?? StoredValueFormat.decodeFields(fields),
+            isDeleted: isDeleted, version: version)
     }
 }
 

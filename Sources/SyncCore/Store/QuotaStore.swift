@@ -210,8 +210,8 @@ private final class QuotaTransaction: StoreTransaction {
     }
 
     func put(_ encoded: EncodedRecord) async throws {
-        let old = try await Self.usage(of: base.record(encoded.record.key)?.record)
-        let new = try Self.usage(of: encoded.record)
+        let old = try await Self.usage(of: base.record(encoded.key)?.record)
+        let new = try Self.usage(of: encoded.decoded())
         try await base.put(encoded)
         add(new, minus: old)
     }

@@ -220,7 +220,7 @@ public protocol StoreTransaction: Sendable {
 
     /// Writes a record whose fields were encoded before the transaction (insert or replace): the same
     /// write as ``put(_:)-(SyncRecord)``, without the encoding. Stores that keep records in another
-    /// form get the default, which writes ``EncodedRecord/record``.
+    /// form get the default, which writes ``EncodedRecord/decoded()``.
     func put(_ encoded: EncodedRecord) async throws
 
     /// Removes a record without leaving a tombstone: for purging tombstones
@@ -255,10 +255,10 @@ extension StoreTransaction {
     /// Does nothing: a store without a read-ahead asks the database for each key anyway.
     public func assumeNeverWritten(_ keys: [RecordKey]) async throws {}
 
-    /// Writes ``EncodedRecord/record`` with ``put(_:)-(SyncRecord)``: the default for a store that keeps
+    /// Writes ``EncodedRecord/decoded()`` with ``put(_:)-(SyncRecord)``: the default for a store that keeps
     /// records in another form than the encoded one.
     public func put(_ encoded: EncodedRecord) async throws {
-        try await put(encoded.record)
+        try await put(encoded.decoded())
     }
 
     /// Reads the records at `keys` ahead of a loop that asks ``record(_:)`` for each of them.

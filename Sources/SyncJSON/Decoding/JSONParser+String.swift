@@ -3,6 +3,15 @@ import SyncCore
 extension JSONParser {
     /// Reads a string starting at its opening quote, checking escapes and UTF-8.
     mutating func parseString() throws(CodecError) -> String {
+        if let range = try parseStringUTF8() {
+            return String(decoding: UnsafeBufferPointer(rebasing: input[range]), as: UTF8.self)
+        }
+        return String(decoding: scratch, as: UTF8.self)
+    }
+
+    /// Reads a string starting at its opening quote, checking escapes and UTF-8: the range of the input
+    /// that holds its UTF-8 bytes, or `nil` when it holds escapes and its bytes are in ``scratch``.
+    mutating func parseStringUTF8() throws(CodecError) -> Range<Int>? {
         let start = index + 1
         var position = start
         // Fast path: printable ASCII without escapes, the common case for keys.
@@ -10,7 +19,7 @@ extension JSONParser {
             let byte = input[position]
             if byte == JSONByte.quote {
                 index = position + 1
-                return String(decoding: UnsafeBufferPointer(rebasing: input[start..<position]), as: UTF8.self)
+                return start..<position
             }
             if byte == JSONByte.backslash || byte < 0x20 || byte >= 0x80 { break }
             position += 1
@@ -19,7 +28,7 @@ extension JSONParser {
     }
 
     /// Reads the rest of a string that holds escapes, control characters or non-ASCII bytes.
-    private mutating func parseStringSlowly(start: Int, from resume: Int) throws(CodecError) -> String {
+    private mutating func parseStringSlowly(start: Int, from resume: Int) throws(CodecError) -> Range<Int>? {
         var position = resume
         var runStart = start
         var unescaped = true
@@ -29,11 +38,9 @@ extension JSONParser {
             let byte = input[position]
             if byte == JSONByte.quote {
                 index = position + 1
-                if unescaped {
-                    return String(decoding: UnsafeBufferPointer(rebasing: input[start..<position]), as: UTF8.self)
-                }
+                if unescaped { return start..<position }
                 scratch.append(contentsOf: UnsafeBufferPointer(rebasing: input[runStart..<position]))
-                return String(decoding: scratch, as: UTF8.self)
+                return nil
             } else if byte == JSONByte.backslash {
                 unescaped = false
                 scratch.append(contentsOf: UnsafeBufferPointer(rebasing: input[runStart..<position]))

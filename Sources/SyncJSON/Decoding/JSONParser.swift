@@ -40,11 +40,31 @@ struct JSONParser {
         self.limits = limits
     }
 
+    /// How many containers around the value being parsed are open outside this parser's stack (those
+    /// a reader of records' stored fields opened): they count against the depth limit.
+    var outerDepth = 0
+
     /// Parses the one value that spans the input, with optional white space around it.
     mutating func parseDocument() throws(CodecError) -> SyncValue {
-        if input.count >= 3 && input[0] == 0xEF && input[1] == 0xBB && input[2] == 0xBF {
+        if startsWithByteOrderMark {
             throw .malformedInput("a byte order mark is not allowed before a JSON text", offset: 0)
         }
+        let value = try parseValue()
+        skipWhitespace()
+        guard index == input.count else {
+            throw .malformedInput(
+                "unexpected \(JSONByte.describe(input[index])) after the JSON value", offset: index)
+        }
+        return value
+    }
+
+    /// Whether the input starts with a UTF-8 byte order mark, which JSON does not allow.
+    var startsWithByteOrderMark: Bool {
+        input.count >= 3 && input[0] == 0xEF && input[1] == 0xBB && input[2] == 0xBF
+    }
+
+    /// Parses one value, after optional white space, and leaves ``index`` just after it.
+    mutating func parseValue() throws(CodecError) -> SyncValue {
         var value: SyncValue
         nextValue: while true {
             skipWhitespace()
@@ -134,11 +154,6 @@ struct JSONParser {
             }
             break nextValue
         }
-        skipWhitespace()
-        guard index == input.count else {
-            throw .malformedInput(
-                "unexpected \(JSONByte.describe(input[index])) after the JSON value", offset: index)
-        }
         return value
     }
 
@@ -175,13 +190,13 @@ struct JSONParser {
 
     /// Refuses to open a container past the depth limit.
     private func checkDepth() throws(CodecError) {
-        if containers.count >= limits.maxDepth {
+        if outerDepth + containers.count >= limits.maxDepth {
             throw .limitExceeded("nesting deeper than \(limits.maxDepth) levels", offset: index)
         }
     }
 
     /// Reads `true`, `false` or `null`.
-    private mutating func parseLiteral(_ literal: StaticString) throws(CodecError) {
+    mutating func parseLiteral(_ literal: StaticString) throws(CodecError) {
         let start = index
         let length = literal.utf8CodeUnitCount
         let expected = UnsafeBufferPointer(start: literal.utf8Start, count: length)

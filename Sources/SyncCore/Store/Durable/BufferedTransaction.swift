@@ -110,7 +110,8 @@ package final class BufferedTransaction: StoreTransaction {
             switch (state.records[key]?.write, state.committed[key]) {
             case (.purge?, _): return .some(nil)
             // A written record carries its committed position.
-            case (.put(let record, _)?, let committed?): return .some(StoredRecord(record: record, position: committed?.position ?? .start))
+            case (.put(let encoded)?, let committed?):
+                return .some(StoredRecord(record: try encoded.decoded(), position: committed?.position ?? .start))
             case (nil, let committed?): return .some(committed)
             case (_, nil): return nil  // its committed version is not known yet: read it
             }
@@ -141,7 +142,7 @@ package final class BufferedTransaction: StoreTransaction {
             for key in keys {
                 let committed = state.committed[key] ?? nil
                 switch state.records[key]?.write {
-                case .put(let record, _): records[key] = StoredRecord(record: record, position: committed?.position ?? .start)
+                case .put(let encoded): records[key] = StoredRecord(record: try encoded.decoded(), position: committed?.position ?? .start)
                 case .purge: break
                 case nil: records[key] = committed
                 }
@@ -180,7 +181,7 @@ package final class BufferedTransaction: StoreTransaction {
             }
         }
         guard !pending.isEmpty else { return committed }
-        return Self.merge(committed: committed, pending: pending, fetchLimit: fetchLimit, limit: limit)
+        return try Self.merge(committed: committed, pending: pending, fetchLimit: fetchLimit, limit: limit)
     }
 
     package func put(_ record: SyncRecord) async throws {
@@ -188,12 +189,11 @@ package final class BufferedTransaction: StoreTransaction {
     }
 
     package func put(_ encoded: EncodedRecord) async throws {
-        let record = encoded.record
-        try requireStorable(record.key)
-        try reads.requireStorable(record.version.node.rawValue, "node")
+        try requireStorable(encoded.key)
+        try reads.requireStorable(encoded.version.node.rawValue, "node")
         try withOpenState { state in
             state.sequence += 1
-            state.records[record.key] = (state.sequence, .put(record, fields: encoded.fields))
+            state.records[encoded.key] = (state.sequence, .put(encoded))
         }
     }
 
@@ -304,7 +304,7 @@ package final class BufferedTransaction: StoreTransaction {
     /// `fetchLimit`) overlaid with the `pending` writes to the same range, cut to `limit`.
     private static func merge(
         committed: [StoredRecord], pending: [RecordKey: PendingRecordWrite], fetchLimit: Int, limit: Int
-    ) -> [StoredRecord] {
+    ) throws -> [StoredRecord] {
         var byID: [RecordID: StoredRecord] = [:]
         for stored in committed { byID[stored.record.id] = stored }
         // Committed ids beyond the last fetched one are unknown, so the merged
@@ -313,8 +313,8 @@ package final class BufferedTransaction: StoreTransaction {
         for (key, write) in pending {
             if let horizon, key.id > horizon { continue }
             switch write {
-            case .put(let record, _):
-                byID[key.id] = StoredRecord(record: record, position: byID[key.id]?.position ?? .start)
+            case .put(let encoded):
+                byID[key.id] = StoredRecord(record: try encoded.decoded(), position: byID[key.id]?.position ?? .start)
             case .purge:
                 byID[key.id] = nil
             }

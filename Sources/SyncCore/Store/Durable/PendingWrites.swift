@@ -2,8 +2,8 @@ import FoundationEssentials
 
 /// One record write a transaction buffers until it commits.
 package enum PendingRecordWrite: Sendable {
-    /// Insert or replace the record; `fields` is its fields already encoded.
-    case put(SyncRecord, fields: Data)
+    /// Insert or replace the record, its fields already encoded.
+    case put(EncodedRecord)
     /// Remove the record without a tombstone.
     case purge
 }

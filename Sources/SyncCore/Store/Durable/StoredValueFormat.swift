@@ -63,6 +63,13 @@ package enum StoredValueFormat {
         return Data(bytes)
     }
 
+    /// Appends `value` in the stored form (its tag and payload, no format byte) to `bytes`: how a codec
+    /// that reads straight into the stored form (``StoredFieldsDecoding``) writes a scalar it read.
+    /// - Throws: ``StoreError/Code/invalidArgument`` when `value` nests deeper than ``maxDepth``.
+    package static func append(_ value: SyncValue, to bytes: inout [UInt8]) throws(StoreError) {
+        try write(value, to: &bytes, depth: 0)
+    }
+
     private static func write(_ value: SyncValue, to bytes: inout [UInt8], depth: Int) throws(StoreError) {
         switch value {
         case .null:
@@ -119,7 +126,8 @@ package enum StoredValueFormat {
         }
     }
 
-    private static func writeVarint(_ value: UInt64, to bytes: inout [UInt8]) {
+    /// Appends `value` as an unsigned LEB128 varint: a length or a container's count.
+    package static func writeVarint(_ value: UInt64, to bytes: inout [UInt8]) {
         var value = value
         while value >= 0x80 {
             bytes.append(UInt8(truncatingIfNeeded: value) | 0x80)
@@ -175,6 +183,43 @@ package enum StoredValueFormat {
             return try reader.readString()
         }
         return nil
+    }
+
+    /// The values of the fields named in `names` (`nil` for one the record does not have), and the
+    /// blob without the fields named in `removing`, read from a record's fields blob in one pass.
+    /// - Throws: ``StoreError/Code/corrupt`` when `blob` does not hold a dictionary of this format.
+    package static func readFields(
+        _ names: [String], removing removed: [String], from blob: [UInt8]
+    ) throws(StoreError) -> (values: [SyncValue?], rest: Data) {
+        var reader = Reader(bytes: blob)
+        try reader.readFormatByte()
+        guard try reader.readTag() == .dictionary else { throw StoreError(.corrupt, "stored record fields are not a dictionary") }
+        let count = try reader.readContainerCount(depth: 0)
+        let entriesStart = reader.offset
+        var values = [SyncValue?](repeating: nil, count: names.count)
+        var removedSpans: [Range<Int>] = []
+        for _ in 0..<count {
+            let entryStart = reader.offset
+            let key = try reader.readString()
+            if let index = names.firstIndex(of: key) {
+                values[index] = try reader.readValue(depth: 1)
+            } else {
+                try reader.skipValue(depth: 1)
+            }
+            if removed.contains(key) { removedSpans.append(entryStart..<reader.offset) }
+        }
+        try reader.requireEnd()
+        guard !removedSpans.isEmpty else { return (values, Data(blob)) }
+        var rest: [UInt8] = [version, Tag.dictionary.rawValue]
+        rest.reserveCapacity(blob.count)
+        writeVarint(UInt64(count - removedSpans.count), to: &rest)
+        var kept = entriesStart
+        for span in removedSpans {
+            rest.append(contentsOf: blob[kept..<span.lowerBound])
+            kept = span.upperBound
+        }
+        rest.append(contentsOf: blob[kept...])
+        return (values, Data(rest))
     }
 
     /// Reads values from the bytes of one blob: ``decode(_:)``'s reader, and a codec's that writes

@@ -1,0 +1,275 @@
+import SyncCore
+
+extension JSONParser {
+    /// Reads a dictionary whose entries that `isStoredArray` accepts are arrays of dictionaries, each
+    /// read straight into a fields blob of ``StoredValueFormat``, as
+    /// ``JSONCodec/decodeStoredArrays(_:where:)`` describes; `nil` for anything that path does not read.
+    mutating func parseStoredArraysDocument(where isStoredArray: (String) -> Bool) -> StoredArraysDocument? {
+        do {
+            return try readStoredArraysDocument(where: isStoredArray)
+        } catch {
+            return nil
+        }
+    }
+
+    private mutating func readStoredArraysDocument(
+        where isStoredArray: (String) -> Bool
+    ) throws(CodecError) -> StoredArraysDocument? {
+        guard !startsWithByteOrderMark else { return nil }
+        skipWhitespace()
+        guard index < input.count, input[index] == JSONByte.openBrace, limits.maxDepth >= 1, countValue() else { return nil }
+        index += 1
+        var document = StoredArraysDocument()
+        var reader = StoredFieldsReader()
+        skipWhitespace()
+        if index < input.count && input[index] == JSONByte.closeBrace {
+            index += 1
+        } else {
+            while true {
+                guard index < input.count, input[index] == JSONByte.quote else { return nil }
+                let key = try parseString()
+                skipWhitespace()
+                guard index < input.count, input[index] == JSONByte.colon,
+                    document.values[key] == nil, document.storedArrays[key] == nil
+                else { return nil }
+                index += 1
+                skipWhitespace()
+                if isStoredArray(key) {
+                    guard let items = try readStoredItems(with: &reader) else { return nil }
+                    document.storedArrays[key] = items
+                } else {
+                    outerDepth = 1
+                    document.values[key] = try parseValue()
+                    outerDepth = 0
+                }
+                skipWhitespace()
+                guard index < input.count else { return nil }
+                let byte = input[index]
+                index += 1
+                if byte == JSONByte.closeBrace { break }
+                guard byte == JSONByte.comma else { return nil }
+                skipWhitespace()
+            }
+        }
+        skipWhitespace()
+        return index == input.count ? document : nil
+    }
+
+    /// Counts one more value against the limit; `false` past it.
+    private mutating func countValue() -> Bool {
+        elementCount += 1
+        return elementCount <= limits.maxElementCount
+    }
+
+    /// Reads an array of dictionaries (the document's dictionary is open around it), each into a
+    /// fields blob; `nil` when it is not one.
+    private mutating func readStoredItems(with reader: inout StoredFieldsReader) throws(CodecError) -> [[UInt8]]? {
+        guard index < input.count, input[index] == JSONByte.openBracket, limits.maxDepth >= 2, countValue() else { return nil }
+        index += 1
+        skipWhitespace()
+        var items: [[UInt8]] = []
+        if index < input.count && input[index] == JSONByte.closeBracket {
+            index += 1
+            return items
+        }
+        while true {
+            guard let item = try readStoredFields(with: &reader) else { return nil }
+            items.append(item)
+            skipWhitespace()
+            guard index < input.count else { return nil }
+            let byte = input[index]
+            index += 1
+            if byte == JSONByte.closeBracket { return items }
+            guard byte == JSONByte.comma else { return nil }
+            skipWhitespace()
+        }
+    }
+
+    /// Reads one dictionary (two containers are open around it) into a fields blob; `nil` when it is
+    /// not a dictionary or holds twice the same key.
+    ///
+    /// Each value is written in the stored form as it is read. A container's count is inserted after
+    /// its tag when it closes, and a dictionary's entries are put in the order of their keys' bytes
+    /// then (JSON from Anchorage's writer is already in that order, and is left as it is).
+    private mutating func readStoredFields(with reader: inout StoredFieldsReader) throws(CodecError) -> [UInt8]? {
+        guard index < input.count, input[index] == JSONByte.openBrace else { return nil }
+        let depthAround = 2
+        var out: [UInt8] = [StoredValueFormat.version]
+        out.reserveCapacity(256)
+        nextValue: while true {
+            skipWhitespace()
+            guard index < input.count, countValue() else { return nil }
+            switch input[index] {
+            case JSONByte.openBracket, JSONByte.openBrace:
+                let isDictionary = input[index] == JSONByte.openBrace
+                guard depthAround + reader.open.count < limits.maxDepth, reader.open.count < StoredValueFormat.maxDepth else {
+                    return nil
+                }
+                index += 1
+                out.append((isDictionary ? StoredValueFormat.Tag.dictionary : .array).rawValue)
+                skipWhitespace()
+                if index < input.count && input[index] == (isDictionary ? JSONByte.closeBrace : JSONByte.closeBracket) {
+                    index += 1
+                    out.append(0)  // the count of an empty container
+                } else {
+                    reader.open.append(
+                        StoredFieldsReader.Container(isDictionary: isDictionary, countOffset: out.count, firstEntry: reader.entries.count))
+                    if isDictionary {
+                        guard try readStoredKey(into: &out, with: &reader) else { return nil }
+                    }
+                    continue nextValue
+                }
+            case JSONByte.quote:
+                out.append(StoredValueFormat.Tag.string.rawValue)
+                let range = try parseStringUTF8()
+                appendString(range, to: &out)
+            case JSONByte.minus, JSONByte.zero...JSONByte.nine:
+                let number = try parseNumber()
+                do { try StoredValueFormat.append(number, to: &out) } catch { return nil }
+            case UInt8(ascii: "t"):
+                try parseLiteral("true")
+                out.append(StoredValueFormat.Tag.trueValue.rawValue)
+            case UInt8(ascii: "f"):
+                try parseLiteral("false")
+                out.append(StoredValueFormat.Tag.falseValue.rawValue)
+            case UInt8(ascii: "n"):
+                try parseLiteral("null")
+                out.append(StoredValueFormat.Tag.null.rawValue)
+            default:
+                return nil
+            }
+
+            // A value is complete: count it in the innermost container, closing containers for as long
+            // as their closing bracket follows.
+            while !reader.open.isEmpty {
+                reader.open[reader.open.count - 1].count += 1
+                let container = reader.open[reader.open.count - 1]
+                skipWhitespace()
+                guard index < input.count else { return nil }
+                let byte = input[index]
+                index += 1
+                if byte == JSONByte.comma {
+                    skipWhitespace()
+                    if container.isDictionary {
+                        guard try readStoredKey(into: &out, with: &reader) else { return nil }
+                    }
+                    continue nextValue
+                }
+                guard byte == (container.isDictionary ? JSONByte.closeBrace : JSONByte.closeBracket) else { return nil }
+                reader.open.removeLast()
+                if container.isDictionary {
+                    guard reader.sortEntries(from: container.firstEntry, in: &out) else { return nil }
+                }
+                var count: [UInt8] = []
+                StoredValueFormat.writeVarint(UInt64(container.count), to: &count)
+                out.insert(contentsOf: count, at: container.countOffset)
+            }
+            return out
+        }
+    }
+
+    /// Reads a dictionary's key and the `:` after it, and writes the key; `false` when there is no key there.
+    private mutating func readStoredKey(into out: inout [UInt8], with reader: inout StoredFieldsReader) throws(CodecError) -> Bool {
+        guard index < input.count, input[index] == JSONByte.quote else { return false }
+        let start = out.count
+        let range = try parseStringUTF8()
+        let keyLength = appendString(range, to: &out)
+        let keyStart = out.count - keyLength
+        reader.entries.append(
+            StoredFieldsReader.Entry(start: start, keyStart: keyStart, keyLength: keyLength, isASCII: out[keyStart...].allSatisfy { $0 < 0x80 }))
+        skipWhitespace()
+        guard index < input.count, input[index] == JSONByte.colon else { return false }
+        index += 1
+        return true
+    }
+
+    /// Writes a string's length and UTF-8 bytes (from the input, or ``scratch`` for `nil`); returns the length.
+    @discardableResult
+    private func appendString(_ range: Range<Int>?, to out: inout [UInt8]) -> Int {
+        if let range {
+            StoredValueFormat.writeVarint(UInt64(range.count), to: &out)
+            out.append(contentsOf: UnsafeBufferPointer(rebasing: input[range]))
+            return range.count
+        }
+        StoredValueFormat.writeVarint(UInt64(scratch.count), to: &out)
+        out.append(contentsOf: scratch)
+        return scratch.count
+    }
+}
+
+/// The containers a reader of stored fields has open in one dictionary, and the entries of the open
+/// dictionaries, innermost last; kept from one dictionary to the next so that their room is reused.
+struct StoredFieldsReader {
+    /// An open array or dictionary.
+    struct Container {
+        let isDictionary: Bool
+        /// Where its count goes in the output: just after its tag.
+        let countOffset: Int
+        /// Where its entries start in ``StoredFieldsReader/entries``, for a dictionary.
+        let firstEntry: Int
+        /// How many of its elements have been read.
+        var count = 0
+
+        init(isDictionary: Bool, countOffset: Int, firstEntry: Int) {
+            self.isDictionary = isDictionary
+            self.countOffset = countOffset
+            self.firstEntry = firstEntry
+        }
+    }
+
+    /// A dictionary entry written: where it starts (its key's length), where its key's bytes are, and
+    /// whether they are all ASCII.
+    struct Entry {
+        let start: Int
+        let keyStart: Int
+        let keyLength: Int
+        let isASCII: Bool
+    }
+
+    var open: [Container] = []
+    var entries: [Entry] = []
+
+    /// Puts the entries of the dictionary that just closed — from `first` to the end of `out` — in the
+    /// order of their keys' bytes, and drops them from ``entries``; `false` when two keys are the same
+    /// (as decoding compares them: as Swift strings, so two spellings of one accented letter are one key).
+    mutating func sortEntries(from first: Int, in out: inout [UInt8]) -> Bool {
+        defer { entries.removeSubrange(first...) }
+        let closed = entries[first...]
+        if !closed.allSatisfy(\.isASCII) {
+            let keys = out.withUnsafeBufferPointer { bytes in
+                Set(closed.map { String(decoding: UnsafeBufferPointer(rebasing: bytes[$0.keyStart..<($0.keyStart + $0.keyLength)]), as: UTF8.self) })
+            }
+            if keys.count < closed.count { return false }
+        }
+        let isInOrder = out.withUnsafeBufferPointer { bytes in
+            zip(closed, closed.dropFirst()).allSatisfy { Self.compare($0, $1, in: bytes) < 0 }
+        }
+        guard !isInOrder, let regionStart = closed.first?.start else { return true }
+        let order = out.withUnsafeBufferPointer { bytes in
+            closed.indices.sorted { Self.compare(closed[$0], closed[$1], in: bytes) < 0 }
+        }
+        let hasDuplicate = out.withUnsafeBufferPointer { bytes in
+            zip(order, order.dropFirst()).contains { Self.compare(closed[$0], closed[$1], in: bytes) == 0 }
+        }
+        if hasDuplicate { return false }
+        // Each entry runs to the next one's start, the last to the end of the output.
+        let original = Array(out[regionStart...])
+        let end = out.count
+        out.removeSubrange(regionStart...)
+        for index in order {
+            let entryEnd = index + 1 < entries.endIndex ? entries[index + 1].start : end
+            out.append(contentsOf: original[(closed[index].start - regionStart)..<(entryEnd - regionStart)])
+        }
+        return true
+    }
+
+    /// How two entries' keys compare, byte by byte.
+    private static func compare(_ first: Entry, _ second: Entry, in bytes: UnsafeBufferPointer<UInt8>) -> Int {
+        let common = min(first.keyLength, second.keyLength)
+        for offset in 0..<common {
+            let (a, b) = (bytes[first.keyStart + offset], bytes[second.keyStart + offset])
+            if a != b { return a < b ? -1 : 1 }
+        }
+        return first.keyLength - second.keyLength
+    }
+}

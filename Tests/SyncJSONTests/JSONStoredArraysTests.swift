@@ -1,0 +1,125 @@
+import Foundation
+import SyncCore
+import SyncJSON
+import SyncTesting
+import Testing
+
+/// A pulled page read straight into the stored form must give, for every record, the very blob that
+/// decoding the page and encoding the record's fields gives, and must leave to `decode(_:)` whatever
+/// it does not read the same way.
+@Suite("JSON read into stored fields: the blobs of the decoded values")
+struct JSONStoredArraysTests {
+    let codec = JSONCodec()
+
+    /// Whether a top-level key holds records: a model's name, which starts with a capital here.
+    private static func isRecords(_ key: String) -> Bool { key.first?.isUppercase == true }
+
+    /// Checks that `text` read into stored fields gives what decoding it gives.
+    private func expectSameAsDecoding(_ text: String, codec: JSONCodec? = nil, sourceLocation: SourceLocation = #_sourceLocation) throws {
+        let codec = codec ?? self.codec
+        let bytes = Array(text.utf8)
+        let document = try #require(codec.decodeStoredArrays(bytes, where: Self.isRecords), sourceLocation: sourceLocation)
+        let decoded = try #require(try codec.decode(bytes).dictionaryValue, sourceLocation: sourceLocation)
+        #expect(document.values == decoded.filter { !Self.isRecords($0.key) }, sourceLocation: sourceLocation)
+        #expect(Set(document.storedArrays.keys) == Set(decoded.keys.filter(Self.isRecords)), sourceLocation: sourceLocation)
+        for (key, blobs) in document.storedArrays {
+            let items = try #require(decoded[key]?.arrayValue, sourceLocation: sourceLocation)
+            let expected = try items.map { [UInt8](try StoredValueFormat.encode(fields: try #require($0.dictionaryValue))) }
+            #expect(blobs == expected, "records under \(key)", sourceLocation: sourceLocation)
+        }
+    }
+
+    /// `value` as JSON with every dictionary's keys in reverse order and white space around everything.
+    private func reversedJSON(_ value: SyncValue) throws -> String {
+        switch value {
+        case .dictionary(let entries):
+            let members = try entries.keys.sorted(by: >).map { key in
+                " \(try JSONTestSupport.encodedText(.string(key))) :\t\(try reversedJSON(entries[key] ?? nil)) "
+            }
+            return "{ " + members.joined(separator: ",\n") + " }"
+        case .array(let elements):
+            return "[ " + (try elements.map(reversedJSON)).joined(separator: " , ") + " ]"
+        default:
+            return try JSONTestSupport.encodedText(value)
+        }
+    }
+
+    @Test("random records, written sorted or in reverse order with white space, read into the blobs of their values")
+    func randomRecords() throws {
+        var random = RandomValues(seed: 20_261_127, features: [.null, .unsignedInteger], maxDepth: 4)
+        for round in 0..<200 {
+            let records = (0..<3).map { _ in random.nextDictionary() }
+            let page: SyncValue = ["latestUST": .integer(Int64(round)), "hasMore": true, "Contact": .array(records), "Note": []]
+            try expectSameAsDecoding(try JSONTestSupport.encodedText(page))
+            try expectSameAsDecoding(try reversedJSON(page))
+        }
+    }
+
+    @Test("escapes, non-ASCII values, every kind of number and empty containers read as decoding reads them")
+    func awkwardValues() throws {
+        try expectSameAsDecoding(
+            #"""
+            {"Contact": [{"é": 1, "e\u0300x": 2, "\u00e8": 3, "z": "\u00e9\ud83d\ude00\n\"", "a": -0.0, "b": 1e300, "c": 18446744073709551615, "d": -9223372036854775808,
+              "e": [], "f": {}, "g": [{}, [[]], null, true, false], "h": {"y": {"x": 1}, "b": 2}, "\u0041": "escaped key"}],
+             "latestUST": 3, "_id": "not read here", "hasMore": false}
+            """#)
+        try expectSameAsDecoding(#"{}"#)
+        try expectSameAsDecoding(#"{"Contact": []}"#)
+    }
+
+    @Test("what decoding refuses, and records that are not dictionaries, are left to decoding")
+    func leftToDecoding() throws {
+        let refused = [
+            #"{"Contact": [{"a": 1, "a": 2}]}"#,  // a duplicate key in a record
+            #"{"Contact": [{"b": {"a": 1, "a": 1}}]}"#,  // a duplicate key nested
+            #"{"Contact": [{"a": 1}], "Contact": []}"#,  // a duplicate key in the page
+            #"{"Contact": [{"a": 1}"#,  // cut short
+            #"{"Contact": [{"a": 01}]}"#,  // a leading zero
+            #"{"Contact": [{"a": tru}]}"#,
+            #"{"Contact": [{"a": "\ud800"}]}"#,  // a lone surrogate
+            #"{"Contact": [{"a": 1}]} x"#,
+            "\u{FEFF}{\"Contact\": []}",
+        ]
+        for text in refused {
+            #expect(codec.decodeStoredArrays(Array(text.utf8), where: Self.isRecords) == nil, "\(text)")
+            #expect(JSONTestSupport.decodingError(Array(text.utf8)) != nil, "\(text)")
+        }
+        // Two spellings of é: one key, as decoding reads it.
+        let twice = #"{"Contact": [{"\#u{E9}": 1, "e\#u{301}": 2}]}"#
+        #expect(codec.decodeStoredArrays(Array(twice.utf8), where: Self.isRecords) == nil)
+        #expect(JSONTestSupport.decodingError(Array(twice.utf8)) != nil)
+        let readOtherwise = [
+            #"{"Contact": [1, 2]}"#,  // records that are not dictionaries
+            #"{"Contact": {"a": 1}}"#,  // not an array
+            #"[1]"#,
+        ]
+        for text in readOtherwise {
+            #expect(codec.decodeStoredArrays(Array(text.utf8), where: Self.isRecords) == nil, "\(text)")
+            #expect(JSONTestSupport.decodingError(Array(text.utf8)) == nil, "\(text)")
+        }
+    }
+
+    @Test("the depth, value count and size limits hold as they do for decoding")
+    func limits() throws {
+        for depth in 2...6 {
+            var nested = "1"
+            for _ in 0..<depth { nested = "[\(nested)]" }
+            let text = #"{"latestUST": 1, "Contact": [{"deep": \#(nested)}], "other": \#(nested)}"#
+            for maxDepth in 1...(depth + 4) {
+                let limited = JSONCodec(limits: CodecLimits(maxDepth: maxDepth))
+                let decodes = JSONTestSupport.decodingError(Array(text.utf8), codec: limited) == nil
+                let read = limited.decodeStoredArrays(Array(text.utf8), where: Self.isRecords) != nil
+                #expect(read == decodes, "depth \(depth), limit \(maxDepth)")
+                if decodes { try expectSameAsDecoding(text, codec: limited) }
+            }
+        }
+        let text = #"{"latestUST": 1, "Contact": [{"a": [1, 2, 3]}, {"b": "x"}]}"#
+        for maxElementCount in 1...12 {
+            let limited = JSONCodec(limits: CodecLimits(maxElementCount: maxElementCount))
+            let decodes = JSONTestSupport.decodingError(Array(text.utf8), codec: limited) == nil
+            #expect((limited.decodeStoredArrays(Array(text.utf8), where: Self.isRecords) != nil) == decodes, "\(maxElementCount) values")
+        }
+        let small = JSONCodec(limits: CodecLimits(maxInputBytes: text.utf8.count - 1))
+        #expect(small.decodeStoredArrays(Array(text.utf8), where: Self.isRecords) == nil)
+    }
+}
