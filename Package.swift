@@ -44,13 +44,19 @@ let package = Package(
         .package(url: "https://github.com/adam-fowler/compress-nio", from: "1.5.0"),
         .package(url: "https://github.com/vapor/postgres-nio", from: "1.33.2"),
         .package(url: "https://github.com/apple/swift-metrics", from: "2.13.0"),
+        .package(url: "https://github.com/apple/swift-async-algorithms", from: "1.1.4"),
         .package(url: "https://github.com/swift-server/swift-prometheus", from: "2.4.1"),
         // `swift package generate-documentation --target SyncCore` (CI runs it).
         .package(url: "https://github.com/swiftlang/swift-docc-plugin", from: "1.5.0"),
     ],
     targets: [
         // MARK: Core
-        .target(name: "SyncCore", dependencies: [.product(name: "CoreMetrics", package: "swift-metrics")]),
+        .target(
+            name: "SyncCore",
+            dependencies: [
+                .product(name: "CoreMetrics", package: "swift-metrics"),
+                .product(name: "AsyncAlgorithms", package: "swift-async-algorithms"),
+            ]),
 
         // MARK: Codecs
         .target(name: "SyncJSON", dependencies: ["SyncCore"]),

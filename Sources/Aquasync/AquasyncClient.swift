@@ -279,9 +279,11 @@ public actor AquasyncClient {
         var applied = try await carryOutAnswers()
         let token = try await deviceToken()
         let (endpoint, basePath, policy) = (endpoint, configuration.basePath, configuration.conflictPolicy)
-        // The fetch reads the answer into versions ready to store (from JSON straight into the stored
-        // form) while the page before is applied; the apply stage only files them.
-        try await PagedPull.run(from: try await latestUST()) { (ust: Int64) -> (page: PulledPage, next: Int64?)? in
+        // Three stages side by side: the fetch reads only where the page ends, so that the next page is
+        // asked for at once; the prepare stage reads the page's deltas (from JSON straight into the
+        // stored form); the apply stage files them.
+        typealias Fetched = (page: PulledPage, response: SyncResponse, request: SyncRequest)
+        try await PagedPull.run(from: try await latestUST()) { (ust: Int64) -> (page: Fetched, next: Int64?)? in
             let request = endpoint.request(.get, "\(basePath)/from:\(ust)?deviceToken=\(token)")
             let response = try await endpoint.send(request)
             if response.status == 204 { return nil }
@@ -292,10 +294,13 @@ public actor AquasyncClient {
                         .invalidResponse, status: response.status,
                         "\(request.method) \(request.pathWithoutQuery): the server's pack carries no latestUST as an integer"))
             }
-            return (page: page, next: page.hasMore ? page.latestUST : nil)
-        } apply: { (page: consuming PulledPage) in
+            return (page: (page, response, request), next: page.hasMore ? page.latestUST : nil)
+        } prepare: { (fetched: consuming Fetched) in
+            let (page, response, request) = fetched
+            return (versions: try endpoint.read(response, of: request) { codec in try page.versions(with: codec) }, latestUST: page.latestUST)
+        } apply: { (prepared: consuming (versions: [PulledPage.Version], latestUST: Int64)) in
+            let (versions, latestUST) = prepared
             let stamp = try await stamp()
-            let (versions, latestUST) = (page.versions, page.latestUST)
             applied += try await store.transaction(for: account) { tx in
                 var applied = 0
                 try await tx.journal.prefetch(versions.map(\.encoded.key))

@@ -1,14 +1,16 @@
 import FoundationEssentials
 import SyncCore
 
-/// A page of a pull's answer read for applying: the deltas, each already in the form the store keeps
-/// it, and where the page brings the device.
+/// A page of a pull's answer: where it brings the device, read as soon as it arrives so that the
+/// next page can be asked for, and its deltas, each read into the form the store keeps it.
 ///
 /// With a codec that reads records straight into the stored form (``SyncCore/StoredFieldsDecoding``:
-/// Anchorage's JSON codec), a delta's fields never become ``SyncCore/SyncValue``s: its sync columns
-/// are read from the stored form, `ust` is dropped, and the rest is what the store writes. A delta
-/// whose columns are not in their plain form (an `isDeleted` of 0 or 1, say) is read as a ``Delta``,
-/// which applies the protocol's rules and names what is wrong; so is every delta of another codec.
+/// Anchorage's JSON codec), only `latestUST` and `hasMore` are read when the page arrives; the deltas
+/// are read by ``versions(with:)`` while the next page is on its way, and their fields never become
+/// ``SyncCore/SyncValue``s: a delta's sync columns are read from the stored form, `ust` is dropped,
+/// and the rest is what the store writes. A delta whose columns are not in their plain form (an
+/// `isDeleted` of 0 or 1, say) is read as a ``Delta``, which applies the protocol's rules and names
+/// what is wrong; so is every delta of another codec, whose pages are read whole when they arrive.
 struct PulledPage: Sendable {
     /// One pulled version of a record.
     struct Version: Sendable {
@@ -24,50 +26,80 @@ struct PulledPage: Sendable {
         }
     }
 
-    /// The versions, model by model, in the order of the answer.
-    var versions: [Version]
     /// The update sequence timestamp the page brings the device up to.
     let latestUST: Int64
     /// Whether another page follows.
     let hasMore: Bool
+    /// The page's deltas, read, or the bytes to read them from.
+    private let content: Content
+
+    private enum Content: Sendable {
+        case read([Version])
+        case unread([UInt8])
+    }
 
     /// The sync columns read from a stored delta, in this order.
     private static let columns = ["gid", "deviceToken", "localTimestamp", "isDeleted", "ust"]
+    /// The entries of a page that say where it ends.
+    private static let header: Set<String> = ["_id", "latestUST", "hasMore"]
 
-    /// Reads a pull's answer, `bytes` in `codec`.
+    /// Reads where a pull's answer, `bytes` in `codec`, ends: only that, when the codec can read the
+    /// deltas into the stored form later, or the whole page.
     /// - Parameter missingLatestUST: The error for an answer without `latestUST`.
     /// - Throws: The codec's error for bytes it cannot decode, ``AquasyncValidationError`` for a pack
     ///   that breaks the protocol's rules, or `missingLatestUST`.
     init(_ bytes: [UInt8], codec: any SyncCodec, missingLatestUST: @autoclosure () -> any Error) throws {
-        let isModel = { (key: String) in !DeltaPack.reservedKeys.contains(key) }
-        if let reader = codec as? any StoredFieldsDecoding, let document = reader.decodeStoredArrays(bytes, where: isModel) {
-            let header = try DeltaPack.header(document.values, requireID: false)
+        if let reader = codec as? any StoredFieldsDecoding, let entries = reader.decodeEntries(bytes, named: Self.header) {
+            let header = try DeltaPack.header(entries, requireID: false)
             guard let latestUST = header.latestUST else { throw missingLatestUST() }
-            var versions: [Version] = []
-            versions.reserveCapacity(document.storedArrays.values.reduce(0) { $0 + $1.count })
-            for (model, blobs) in document.storedArrays {
-                try DeltaPack.requireModelName(model)
-                for (index, blob) in blobs.enumerated() {
-                    versions.append(Version(model: model, encoded: try Self.encoded(blob, model: model, at: "\(model)[\(index)]")))
-                }
-            }
-            self.init(versions: versions, latestUST: latestUST, hasMore: header.hasMore)
+            (self.latestUST, hasMore, content) = (latestUST, header.hasMore, .unread(bytes))
         } else {
-            let pack = try DeltaPack(codec.decode(bytes), requireID: false)
-            guard let latestUST = pack.latestUST else { throw missingLatestUST() }
-            var versions: [Version] = []
-            versions.reserveCapacity(pack.count)
-            for (model, deltas) in pack.models {
-                for delta in deltas { versions.append(Version(model: model, encoded: try EncodedRecord(StoredDelta.record(delta, model: model)))) }
-            }
-            self.init(versions: versions, latestUST: latestUST, hasMore: pack.hasMore)
+            let (latestUST, hasMore, versions) = try Self.read(codec.decode(bytes))
+            guard let latestUST else { throw missingLatestUST() }
+            (self.latestUST, self.hasMore, content) = (latestUST, hasMore, .read(versions))
         }
     }
 
-    private init(versions: [Version], latestUST: Int64, hasMore: Bool) {
-        self.versions = versions
-        self.latestUST = latestUST
-        self.hasMore = hasMore
+    /// The page's versions, model by model, read with `codec` (the one the page came in).
+    /// - Throws: The codec's error for bytes it cannot decode, or ``AquasyncValidationError`` for a
+    ///   pack that breaks the protocol's rules.
+    func versions(with codec: any SyncCodec) throws -> [Version] {
+        let bytes: [UInt8]
+        switch content {
+        case .read(let versions): return versions
+        case .unread(let unread): bytes = unread
+        }
+        let isModel = { (key: String) in !DeltaPack.reservedKeys.contains(key) }
+        let (latestUST, hasMore, versions): (Int64?, Bool, [Version])
+        if let reader = codec as? any StoredFieldsDecoding, let document = reader.decodeStoredArrays(bytes, where: isModel) {
+            let header = try DeltaPack.header(document.values, requireID: false)
+            var read: [Version] = []
+            read.reserveCapacity(document.storedArrays.values.reduce(0) { $0 + $1.count })
+            for (model, blobs) in document.storedArrays {
+                try DeltaPack.requireModelName(model)
+                for (index, blob) in blobs.enumerated() {
+                    read.append(Version(model: model, encoded: try Self.encoded(blob, model: model, at: "\(model)[\(index)]")))
+                }
+            }
+            (latestUST, hasMore, versions) = (header.latestUST, header.hasMore, read)
+        } else {
+            (latestUST, hasMore, versions) = try Self.read(codec.decode(bytes))
+        }
+        guard latestUST == self.latestUST, hasMore == self.hasMore else {
+            throw AquasyncValidationError("the page's latestUST and hasMore read differently when the whole page was read")
+        }
+        return versions
+    }
+
+    /// A pack's `latestUST`, `hasMore` and versions, read from its value.
+    private static func read(_ value: consuming SyncValue) throws -> (latestUST: Int64?, hasMore: Bool, versions: [Version]) {
+        let pack = try DeltaPack(value, requireID: false)
+        var versions: [Version] = []
+        versions.reserveCapacity(pack.count)
+        for (model, deltas) in pack.models {
+            for delta in deltas { versions.append(Version(model: model, encoded: try EncodedRecord(StoredDelta.record(delta, model: model)))) }
+        }
+        return (pack.latestUST, pack.hasMore, versions)
     }
 
     /// The stored form of the delta `blob` holds (a dictionary read into the stored form): the blob

@@ -90,6 +90,18 @@ public struct JSONCodec: SyncCodec, StoredFieldsEncoding, StoredFieldsDecoding {
         }
     }
 
+    /// Reads only the entries named in `names` of `bytes`, a JSON object, as ``decode(_:)`` reads
+    /// them, and skips the others by their brackets and quotes without checking them; `nil` when
+    /// `bytes` are not an object or a named entry is malformed.
+    package func decodeEntries(_ bytes: [UInt8], named names: Set<String>) -> [String: SyncValue]? {
+        guard bytes.count <= limits.maxInputBytes else { return nil }
+        let limits = self.limits
+        return bytes.withUnsafeBufferPointer { buffer in
+            var parser = JSONParser(input: buffer, limits: limits)
+            return parser.parseEntries(named: names)
+        }
+    }
+
     /// Decodes the one JSON text that spans all of `bytes`.
     /// - Throws: ``SyncCore/CodecError`` with ``SyncCore/CodecError/Code/malformedInput``
     ///   (and the byte offset) for anything RFC 8259 does not allow or for a

@@ -29,7 +29,7 @@ struct PulledPageTests {
         let read = try PulledPage(try codec.encode(page), codec: codec, missingLatestUST: NoLatestUST())
         #expect(read.latestUST == 12 && read.hasMore)
         var versions: [RecordKey: (String, Bool, RecordVersion, [UInt8])] = [:]
-        for version in read.versions {
+        for version in try read.versions(with: codec) {
             versions[version.encoded.key] = (version.model, version.encoded.isDeleted, version.encoded.version, [UInt8](version.encoded.fields))
         }
         return versions
@@ -73,7 +73,7 @@ struct PulledPageTests {
     func refusesAsValuesDo(_ page: SyncValue, _ message: String) throws {
         for codec in [JSONCodec(), MessagePackCodec()] as [any SyncCodec] {
             let error = try #require(throws: AquasyncValidationError.self) {
-                try PulledPage(try codec.encode(page), codec: codec, missingLatestUST: NoLatestUST())
+                _ = try PulledPage(try codec.encode(page), codec: codec, missingLatestUST: NoLatestUST()).versions(with: codec)
             }
             #expect(error.description.contains(message), "\(codec.id): \(error.description)")
         }
@@ -83,7 +83,7 @@ struct PulledPageTests {
     func missingLatestUST() throws {
         for codec in [JSONCodec(), MessagePackCodec()] as [any SyncCodec] {
             #expect(throws: NoLatestUST.self) {
-                try PulledPage(try codec.encode(["Contact": [Self.delta(Self.gid, [:])]]), codec: codec, missingLatestUST: NoLatestUST())
+                _ = try PulledPage(try codec.encode(["Contact": [Self.delta(Self.gid, [:])]]), codec: codec, missingLatestUST: NoLatestUST())
             }
         }
     }

@@ -55,4 +55,39 @@ struct PagedPullTests {
         try await PagedPull.run(from: 7, fetch: { (_: Int) -> (page: String, next: Int?)? in nil }) { _ in applied += 1 }
         #expect(applied == 0)
     }
+
+    @Test("with a prepare stage, page N + 1 is fetched and page N prepared while page N - 1 is applied, all in order")
+    func threeStages() async throws {
+        let log = FetchLog()
+        var applied: [String] = []
+        try await PagedPull.run(from: 0, fetch: Self.pages(log)) { (page: String) in
+            log.fetches.withLock { $0.append("prepare \(page)") }
+            return page.uppercased()
+        } apply: { (page: String) in
+            // While A is applied, B is prepared and c fetched (the fetch log shows both before A's apply ends).
+            if page == "A" {
+                #expect(await yieldUntil { log.contains("prepare b") && log.contains("fetch 2") }, "b was not prepared or c not fetched while A was applied")
+            }
+            applied.append(page)
+        }
+        #expect(applied == ["A", "B", "C"])
+        let fetches = log.fetches.withLock { $0 }
+        #expect(fetches.filter { $0.hasPrefix("fetch") } == ["fetch 0", "fetch 1", "fetch 2"])
+        #expect(fetches.filter { $0.hasPrefix("prepare") } == ["prepare a", "prepare b", "prepare c"])
+    }
+
+    @Test("a prepare that throws stops the pull after the pages before it are applied")
+    func failedPrepareStops() async throws {
+        struct Unreadable: Error {}
+        var applied: [String] = []
+        await #expect(throws: Unreadable.self) {
+            try await PagedPull.run(from: 0, fetch: Self.pages(FetchLog())) { (page: String) in
+                if page == "c" { throw Unreadable() }
+                return page
+            } apply: { (page: String) in
+                applied.append(page)
+            }
+        }
+        #expect(applied.allSatisfy { ["a", "b"].contains($0) } && !applied.contains("c"))
+    }
 }

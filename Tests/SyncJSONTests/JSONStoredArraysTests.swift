@@ -122,4 +122,25 @@ struct JSONStoredArraysTests {
         let small = JSONCodec(limits: CodecLimits(maxInputBytes: text.utf8.count - 1))
         #expect(small.decodeStoredArrays(Array(text.utf8), where: Self.isRecords) == nil)
     }
+
+    @Test("the named entries of a page are read, the others skipped by their brackets and quotes")
+    func namedEntries() throws {
+        var random = RandomValues(seed: 20_261_128, features: [.null, .unsignedInteger], maxDepth: 4)
+        let names: Set<String> = ["latestUST", "hasMore", "_id"]
+        for round in 0..<100 {
+            let page: SyncValue = [
+                "Contact": .array((0..<3).map { _ in random.nextDictionary() }), "latestUST": .integer(Int64(round)),
+                "hasMore": round.isMultiple(of: 2) ? true : nil, "zzz": random.next(),
+            ]
+            for text in [try JSONTestSupport.encodedText(page), try reversedJSON(page)] {
+                let entries = try #require(codec.decodeEntries(Array(text.utf8), named: names))
+                #expect(entries == (page.dictionaryValue ?? [:]).filter { names.contains($0.key) })
+            }
+        }
+        let tricky = #"{"Contact": [{"a": "x\"]}{\\", "b": [1, {"c": "]"}]}], "latestUST": 5, "n": -1.5e3, "t": true}"#
+        #expect(codec.decodeEntries(Array(tricky.utf8), named: names) == ["latestUST": 5])
+        for broken in [#"{"Contact": [{"a": 1}, "latestUST": 5}"#, #"{"Contact": "open, "latestUST": 5}"#, "[1]", #"{"latestUST": 01}"#] {
+            #expect(codec.decodeEntries(Array(broken.utf8), named: names) == nil, "\(broken)")
+        }
+    }
 }

@@ -10,6 +10,13 @@ package protocol StoredFieldsDecoding: SyncCodec {
     /// - Returns: The document, or `nil` when `bytes` are not such a dictionary, break a limit or a
     ///   rule of the codec: ``SyncCodec/decode(_:)`` then reads them, or says what is wrong with them.
     func decodeStoredArrays(_ bytes: [UInt8], where isStoredArray: (String) -> Bool) -> StoredArraysDocument?
+
+    /// Reads only the entries named in `names` of `bytes`, a dictionary, skipping the others without
+    /// checking them: a client reads where a page ends, to ask for the next one, before it reads the
+    /// page itself.
+    /// - Returns: The entries found, or `nil` when `bytes` are not a dictionary or a named entry breaks
+    ///   a rule of the codec. A `bytes` that gives entries may still be refused when read whole.
+    func decodeEntries(_ bytes: [UInt8], named names: Set<String>) -> [String: SyncValue]?
 }
 
 /// A dictionary read by ``StoredFieldsDecoding/decodeStoredArrays(_:where:)``: its entries that are

@@ -42,17 +42,85 @@ extension JSONParser {
                     document.values[key] = try parseValue()
                     outerDepth = 0
                 }
-                skipWhitespace()
-                guard index < input.count else { return nil }
-                let byte = input[index]
-                index += 1
-                if byte == JSONByte.closeBrace { break }
-                guard byte == JSONByte.comma else { return nil }
-                skipWhitespace()
+                guard let isClosed = readSeparator(closing: JSONByte.closeBrace) else { return nil }
+                if isClosed { break }
             }
         }
         skipWhitespace()
         return index == input.count ? document : nil
+    }
+
+    /// Reads the entries named in `names` of the object that spans the input, skipping the others;
+    /// `nil` when the input is not an object or a named entry is malformed.
+    mutating func parseEntries(named names: Set<String>) -> [String: SyncValue]? {
+        do {
+            return try readEntries(named: names)
+        } catch {
+            return nil
+        }
+    }
+
+    private mutating func readEntries(named names: Set<String>) throws(CodecError) -> [String: SyncValue]? {
+        guard !startsWithByteOrderMark else { return nil }
+        skipWhitespace()
+        guard index < input.count, input[index] == JSONByte.openBrace, limits.maxDepth >= 1 else { return nil }
+        index += 1
+        var entries: [String: SyncValue] = [:]
+        skipWhitespace()
+        if index < input.count && input[index] == JSONByte.closeBrace { return entries }
+        while true {
+            guard index < input.count, input[index] == JSONByte.quote else { return nil }
+            let key = try parseString()
+            skipWhitespace()
+            guard index < input.count, input[index] == JSONByte.colon else { return nil }
+            index += 1
+            skipWhitespace()
+            if names.contains(key) {
+                outerDepth = 1
+                entries[key] = try parseValue()
+                outerDepth = 0
+            } else {
+                guard skipValue() else { return nil }
+            }
+            guard let isClosed = readSeparator(closing: JSONByte.closeBrace) else { return nil }
+            if isClosed { return entries }
+        }
+    }
+
+    /// Moves past one value by its brackets and quotes, without checking what is inside; `false` when
+    /// the input ends first or a bracket closes what it did not open.
+    private mutating func skipValue() -> Bool {
+        var open: [UInt8] = []
+        repeat {
+            guard index < input.count else { return false }
+            let byte = input[index]
+            index += 1
+            switch byte {
+            case JSONByte.quote:
+                while index < input.count && input[index] != JSONByte.quote {
+                    index += input[index] == JSONByte.backslash ? 2 : 1
+                }
+                guard index < input.count else { return false }
+                index += 1
+            case JSONByte.openBracket, JSONByte.openBrace:
+                open.append(byte == JSONByte.openBracket ? JSONByte.closeBracket : JSONByte.closeBrace)
+            case JSONByte.closeBracket, JSONByte.closeBrace:
+                guard open.popLast() == byte else { return false }
+            case JSONByte.comma where open.isEmpty, JSONByte.colon where open.isEmpty:
+                return false
+            default:
+                // A scalar's bytes, or white space: a scalar at the top ends at what follows it.
+                if open.isEmpty {
+                    while index < input.count && !Self.endsScalar(input[index]) { index += 1 }
+                }
+            }
+        } while !open.isEmpty
+        return true
+    }
+
+    /// Whether `byte` ends a scalar skipped by ``skipValue()``.
+    private static func endsScalar(_ byte: UInt8) -> Bool {
+        byte == JSONByte.comma || byte == JSONByte.closeBrace || byte == JSONByte.closeBracket || JSONByte.isWhitespace(byte)
     }
 
     /// Counts one more value against the limit; `false` past it.
@@ -75,14 +143,22 @@ extension JSONParser {
         while true {
             guard let item = try readStoredFields(with: &reader) else { return nil }
             items.append(item)
-            skipWhitespace()
-            guard index < input.count else { return nil }
-            let byte = input[index]
-            index += 1
-            if byte == JSONByte.closeBracket { return items }
-            guard byte == JSONByte.comma else { return nil }
-            skipWhitespace()
+            guard let isClosed = readSeparator(closing: JSONByte.closeBracket) else { return nil }
+            if isClosed { return items }
         }
+    }
+
+    /// Reads what follows a member of an object or an element of an array, and the white space
+    /// around it: `true` for `closing`, `false` for a comma, `nil` for anything else.
+    private mutating func readSeparator(closing: UInt8) -> Bool? {
+        skipWhitespace()
+        guard index < input.count else { return nil }
+        let byte = input[index]
+        index += 1
+        if byte == closing { return true }
+        guard byte == JSONByte.comma else { return nil }
+        skipWhitespace()
+        return false
     }
 
     /// Reads one dictionary (two containers are open around it) into a fields blob; `nil` when it is
