@@ -22,7 +22,6 @@ enum PlistBase64 {
     /// line preceded by `indent` tabs and followed by a newline.
     static func appendLines(of bytes: [UInt8], indent: Int, to out: inout [UInt8]) {
         let groupsPerLine = lineLength / 4
-        out.reserveCapacity(out.count + (bytes.count + 2) / 3 * 4 + (bytes.count / 57 + 1) * (indent + 1))
         bytes.withUnsafeBufferPointer { input in
             alphabet.withUnsafeBufferPointer { table in
                 var index = 0

@@ -60,7 +60,6 @@ extension BinaryPlistWriter {
             if byte >= 0xF0 { unitCount += 1 }
         }
         writeCount(unitCount, nibble: BinaryPlistFormat.utf16StringNibble)
-        bytes.reserveCapacity(bytes.count + 2 * unitCount)
         var index = 0
         let count = utf8.count
         while index < count {

@@ -6,7 +6,6 @@ enum Base64Encoding {
     static func append(_ data: [UInt8], to bytes: inout [UInt8]) {
         let symbols = alphabet.utf8Start
         let fullGroups = data.count / 3
-        bytes.reserveCapacity(bytes.count + (data.count + 2) / 3 * 4)
         data.withUnsafeBufferPointer { input in
             var position = 0
             for _ in 0..<fullGroups {

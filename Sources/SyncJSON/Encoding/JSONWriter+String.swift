@@ -10,7 +10,6 @@ extension JSONWriter {
 
     /// Appends the string whose UTF-8 bytes are `utf8` (which must be valid), as ``writeString(_:)`` does.
     mutating func writeString(utf8: UnsafeBufferPointer<UInt8>) {
-        bytes.reserveCapacity(bytes.count + utf8.count + 2)
         bytes.append(JSONByte.quote)
         var runStart = 0
         var position = 0
