@@ -147,7 +147,7 @@ public struct AquasyncServer: SyncService {
                 }
                 position = stored.position
                 guard let model = StoredDelta.model(of: stored.key.collection),
-                    let delta = try StoredDelta.wireFields(stored, unlessMadeBy: deviceToken)
+                    let delta = StoredDelta.wireFields(stored, unlessMadeBy: deviceToken)
                 else { continue }
                 models[model, default: []].append(delta)
                 count += 1

@@ -56,13 +56,10 @@ enum StoredDelta {
 
     /// The delta a stored record holds as a pull's answer writes it (``Delta/value(for:)``'s
     /// form), left in the stored form: its fields without the `isDirty` column of earlier versions, with
-    /// `ust` set to its position; `nil` when `deviceToken` made it.
-    /// - Throws: ``StoreError`` with ``StoreError/Code/corrupt`` when the record is not a stored delta.
-    static func wireFields(_ stored: EncodedStoredRecord, unlessMadeBy deviceToken: String?) throws -> StoredFields? {
-        guard let madeBy = try stored.stringField("deviceToken") else {
-            throw StoreError(.corrupt, "\(stored.key) is not an Aquasync record")
-        }
-        guard madeBy != deviceToken else { return nil }
+    /// `ust` set to its position; `nil` when `deviceToken` made it. The device that made a version is
+    /// read from the record's version, which ``record(_:model:)`` makes of the delta's `deviceToken`.
+    static func wireFields(_ stored: EncodedStoredRecord, unlessMadeBy deviceToken: String?) -> StoredFields? {
+        guard stored.version.node.rawValue != deviceToken else { return nil }
         return StoredFields(
             stored.fields, omitting: [AquasyncLocalRecords.legacyDirtyColumn],
             adding: ["ust": .integer(Int64(clamping: stored.position.rawValue))])

@@ -139,7 +139,7 @@ struct JSONStoredArraysTests {
         }
         let tricky = #"{"Contact": [{"a": "x\"]}{\\", "b": [1, {"c": "]"}]}], "latestUST": 5, "n": -1.5e3, "t": true}"#
         #expect(codec.decodeEntries(Array(tricky.utf8), named: names) == ["latestUST": 5])
-        for broken in [#"{"Contact": [{"a": 1}, "latestUST": 5}"#, #"{"Contact": "open, "latestUST": 5}"#, "[1]", #"{"latestUST": 01}"#] {
+        for broken in [#"{"Contact": [{"a": 1}, "latestUST": 5"#, #"{"Contact": "open, "latestUST": 5}"#, "[1]", #"{"latestUST": 01}"#] {
             #expect(codec.decodeEntries(Array(broken.utf8), named: names) == nil, "\(broken)")
         }
     }

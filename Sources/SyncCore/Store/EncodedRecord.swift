@@ -102,13 +102,6 @@ public struct EncodedStoredRecord: Sendable {
                 isDeleted: isDeleted, version: version),
             position: position)
     }
-
-    /// The string field `name`, read from the stored form without decoding the other fields, or `nil`
-    /// when there is no such field or it is not a string.
-    /// - Throws: ``StoreError/Code/corrupt`` when the stored fields cannot be read.
-    public func stringField(_ name: String) throws -> String? {
-        try StoredValueFormat.string(forKey: name, inFields: fields)
-    }
 }
 
 /// A page of an account's changes with their fields in the stored form: ``ChangeBatch``'s counterpart

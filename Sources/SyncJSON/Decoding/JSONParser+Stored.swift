@@ -87,10 +87,10 @@ extension JSONParser {
         }
     }
 
-    /// Moves past one value by its brackets and quotes, without checking what is inside; `false` when
-    /// the input ends first or a bracket closes what it did not open.
+    /// Moves past one value by its brackets and quotes, without checking what is inside (which
+    /// bracket closes which is left to a later full read); `false` when the input ends first.
     private mutating func skipValue() -> Bool {
-        var open: [UInt8] = []
+        var depth = 0
         repeat {
             guard index < input.count else { return false }
             let byte = input[index]
@@ -103,18 +103,19 @@ extension JSONParser {
                 guard index < input.count else { return false }
                 index += 1
             case JSONByte.openBracket, JSONByte.openBrace:
-                open.append(byte == JSONByte.openBracket ? JSONByte.closeBracket : JSONByte.closeBrace)
+                depth += 1
             case JSONByte.closeBracket, JSONByte.closeBrace:
-                guard open.popLast() == byte else { return false }
-            case JSONByte.comma where open.isEmpty, JSONByte.colon where open.isEmpty:
+                depth -= 1
+                guard depth >= 0 else { return false }
+            case JSONByte.comma where depth == 0, JSONByte.colon where depth == 0:
                 return false
             default:
                 // A scalar's bytes, or white space: a scalar at the top ends at what follows it.
-                if open.isEmpty {
+                if depth == 0 {
                     while index < input.count && !Self.endsScalar(input[index]) { index += 1 }
                 }
             }
-        } while !open.isEmpty
+        } while depth > 0
         return true
     }
 
@@ -341,11 +342,8 @@ struct StoredFieldsReader {
 
     /// How two entries' keys compare, byte by byte.
     private static func compare(_ first: Entry, _ second: Entry, in bytes: UnsafeBufferPointer<UInt8>) -> Int {
-        let common = min(first.keyLength, second.keyLength)
-        for offset in 0..<common {
-            let (a, b) = (bytes[first.keyStart + offset], bytes[second.keyStart + offset])
-            if a != b { return a < b ? -1 : 1 }
-        }
-        return first.keyLength - second.keyLength
+        KeyOrder.compare(
+            UnsafeBufferPointer(rebasing: bytes[first.keyStart..<(first.keyStart + first.keyLength)]),
+            UnsafeBufferPointer(rebasing: bytes[second.keyStart..<(second.keyStart + second.keyLength)]))
     }
 }

@@ -41,18 +41,23 @@ extension JSONWriter {
         var first = true
         var nextAdded = 0
         for _ in 0..<count {
-            let key = try reader.readString()
-            while nextAdded < fields.added.count, fields.added[nextAdded].key.utf8.lexicographicallyPrecedes(key.utf8) {
+            // The key is compared and written from the blob's bytes, never made a String.
+            let key = try reader.readUTF8Range()
+            var order = 1  // of the next added key against this one
+            while nextAdded < fields.added.count {
+                order = reader.compare(fields.added[nextAdded].key, toUTF8At: key)
+                guard order < 0 else { break }
                 try writeEntry(fields.added[nextAdded].key, fields.added[nextAdded].value, depth: depth, first: &first)
                 nextAdded += 1
             }
-            if fields.omitted.contains(key) || (nextAdded < fields.added.count && fields.added[nextAdded].key == key) {
+            let isReplaced = nextAdded < fields.added.count && order == 0
+            if isReplaced || fields.omitted.contains(where: { reader.compare($0, toUTF8At: key) == 0 }) {
                 try reader.skipValue(depth: 1)
                 continue
             }
             if !first { bytes.append(JSONByte.comma) }
             first = false
-            writeString(key)
+            reader.withUTF8(key) { writeString(utf8: $0) }
             bytes.append(JSONByte.colon)
             try writeStored(&reader, depth: depth + 1, storedDepth: 1)
         }

@@ -167,24 +167,6 @@ package enum StoredValueFormat {
         return fields
     }
 
-    /// The string stored under `name` in a record's fields blob, found without decoding the other
-    /// fields, or `nil` when there is none or it is not a string.
-    /// - Throws: ``StoreError/Code/corrupt`` when `blob` does not hold a dictionary of this format.
-    package static func string(forKey name: String, inFields blob: Data) throws(StoreError) -> String? {
-        var reader = Reader(bytes: [UInt8](blob))
-        try reader.readFormatByte()
-        guard try reader.readTag() == .dictionary else { throw StoreError(.corrupt, "stored record fields are not a dictionary") }
-        for _ in 0..<(try reader.readContainerCount(depth: 0)) {
-            guard try reader.readString() == name else {
-                try reader.skipValue(depth: 1)
-                continue
-            }
-            guard try reader.readTag() == .string else { return nil }
-            return try reader.readString()
-        }
-        return nil
-    }
-
     /// The values of the fields named in `names` (`nil` for one the record does not have), and the
     /// blob without the fields named in `removing`, read from a record's fields blob in one pass.
     /// - Throws: ``StoreError/Code/corrupt`` when `blob` does not hold a dictionary of this format.
@@ -343,6 +325,31 @@ package enum StoredValueFormat {
                 let utf8 = UnsafeBufferPointer(rebasing: buffer[start..<(start + count)])
                 guard UTF8Validation.isValid(utf8) else { throw corrupt("a stored string is not valid UTF-8") }
                 return try body(utf8)
+            }
+        }
+
+        /// Reads the payload of a ``Tag/string``, or a dictionary key: where its UTF-8 bytes — checked to
+        /// be valid — are, for ``withUTF8(_:_:)`` and ``compare(_:toUTF8At:)``.
+        package mutating func readUTF8Range() throws(StoreError) -> Range<Int> {
+            let count = try readCount()
+            let range = offset..<(offset + count)
+            offset += count
+            let isValid = bytes.withUnsafeBufferPointer { buffer in UTF8Validation.isValid(UnsafeBufferPointer(rebasing: buffer[range])) }
+            guard isValid else { throw corrupt("a stored string is not valid UTF-8") }
+            return range
+        }
+
+        /// Hands the bytes at `range` (from ``readUTF8Range()``) to `body`.
+        package func withUTF8<Result>(_ range: Range<Int>, _ body: (UnsafeBufferPointer<UInt8>) throws -> Result) rethrows -> Result {
+            try bytes.withUnsafeBufferPointer { buffer in try body(UnsafeBufferPointer(rebasing: buffer[range])) }
+        }
+
+        /// How `name` orders against the string at `range` (from ``readUTF8Range()``) by UTF-8 bytes:
+        /// negative before it, zero equal, positive after it.
+        package func compare(_ name: String, toUTF8At range: Range<Int>) -> Int {
+            withUTF8(range) { stored in
+                name.utf8.withContiguousStorageIfAvailable { KeyOrder.compare($0, stored) }
+                    ?? Array(name.utf8).withUnsafeBufferPointer { KeyOrder.compare($0, stored) }
             }
         }
 
