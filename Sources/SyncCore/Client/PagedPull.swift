@@ -44,7 +44,16 @@ public enum PagedPull {
         apply: (consuming Page) async throws -> Void,
         isolation: isolated (any Actor)? = #isolation
     ) async throws {
-        try await run(from: start, fetch: fetch, prepare: { (page: consuming Page) in page }, apply: apply)
+        // Not the three-stage run with nothing to prepare: that holds a third page (one waiting to be
+        // applied), where this holds two, which matters for pages as large as an import's batches.
+        try await withThrowingTaskGroup(of: (page: Page, next: Cursor?)?.self) { downloads in
+            downloads.addTask { try await fetch(start) }
+            while case let (page, next)?? = try await downloads.next() {
+                if let next { downloads.addTask { try await fetch(next) } }
+                // Handed over, so that `apply` may take the page apart without copying it.
+                try await apply(consume page)
+            }
+        }
     }
 
     /// Fetches pages from `start`, prepares each and applies it: page N + 1 is fetched while page N
@@ -64,7 +73,8 @@ public enum PagedPull {
         isolation: isolated (any Actor)? = #isolation
     ) async throws {
         // A handoff, not a queue: a prepared page waits in `send` until the page before it is applied,
-        // so at most one page is in each stage and one waits between preparing and applying.
+        // so at most one page is in each stage and one waits between preparing and applying: three
+        // pages in hand while one is applied.
         let prepared = AsyncThrowingChannel<Prepared, any Error>()
         try await withThrowingTaskGroup(of: Void.self) { stages in
             stages.addTask {

@@ -90,18 +90,24 @@ extension JSONParser {
     /// Moves past one value by its brackets and quotes, without checking what is inside (which
     /// bracket closes which is left to a later full read); `false` when the input ends first.
     private mutating func skipValue() -> Bool {
+        // The position is a local: the loop runs over every byte of a page's records.
+        let (input, end) = (self.input, self.input.count)
+        var position = index
+        defer { index = position }
         var depth = 0
         repeat {
-            guard index < input.count else { return false }
-            let byte = input[index]
-            index += 1
+            guard position < end else { return false }
+            let byte = input[position]
+            position += 1
             switch byte {
             case JSONByte.quote:
-                while index < input.count && input[index] != JSONByte.quote {
-                    index += input[index] == JSONByte.backslash ? 2 : 1
+                while position < end {
+                    let inString = input[position]
+                    if inString == JSONByte.quote { break }
+                    position += inString == JSONByte.backslash ? 2 : 1
                 }
-                guard index < input.count else { return false }
-                index += 1
+                guard position < end else { return false }
+                position += 1
             case JSONByte.openBracket, JSONByte.openBrace:
                 depth += 1
             case JSONByte.closeBracket, JSONByte.closeBrace:
@@ -112,7 +118,7 @@ extension JSONParser {
             default:
                 // A scalar's bytes, or white space: a scalar at the top ends at what follows it.
                 if depth == 0 {
-                    while index < input.count && !Self.endsScalar(input[index]) { index += 1 }
+                    while position < end && !Self.endsScalar(input[position]) { position += 1 }
                 }
             }
         } while depth > 0
