@@ -63,6 +63,10 @@ struct JSONStoredArraysTests {
               "e": [], "f": {}, "g": [{}, [[]], null, true, false], "h": {"y": {"x": 1}, "b": 2}, "\u0041": "escaped key"}],
              "latestUST": 3, "_id": "not read here", "hasMore": false}
             """#)
+        // Counts of 128 and more take two bytes, inserted when their container closes.
+        let many = (0..<300).map(String.init).joined(separator: ",")
+        let wide = (0..<130).map { #""k\#($0)": \#($0)"# }.joined(separator: ",")
+        try expectSameAsDecoding(#"{"Contact": [{"many": [\#(many)], "wide": {\#(wide)}}, {\#(wide)}]}"#)
         try expectSameAsDecoding(#"{}"#)
         try expectSameAsDecoding(#"{"Contact": []}"#)
     }

@@ -243,11 +243,21 @@ extension JSONParser {
                 if container.isDictionary {
                     guard reader.sortEntries(from: container.firstEntry, in: &out) else { return nil }
                 }
-                var count: [UInt8] = []
-                StoredValueFormat.writeVarint(UInt64(container.count), to: &count)
-                out.insert(contentsOf: count, at: container.countOffset)
+                Self.insertVarint(UInt64(container.count), at: container.countOffset, in: &out)
             }
             return out
+        }
+    }
+
+    /// Inserts `value` as a varint (``StoredValueFormat/writeVarint(_:to:)``) at `offset` of `out`.
+    private static func insertVarint(_ value: UInt64, at offset: Int, in out: inout [UInt8]) {
+        var length = 1
+        while value >> (7 * UInt64(length)) != 0 { length += 1 }
+        out.insert(contentsOf: repeatElement(0, count: length), at: offset)
+        var rest = value
+        for index in offset..<(offset + length) {
+            out[index] = UInt8(truncatingIfNeeded: rest) | (index + 1 < offset + length ? 0x80 : 0)
+            rest >>= 7
         }
     }
 
