@@ -52,28 +52,37 @@ struct StoreQueries: Sendable {
         let after = Int64(clamping: position.rawValue)
         // One more than asked tells whether more follow.
         let fetchCount = Int64(clamping: limit) == .max ? Int64.max : Int64(limit) + 1
+        // The page comes back as one row, its records packed into one bytea (``packedRecord``): the
+        // driver decodes one row instead of one per record, which cost more than the query itself.
         let rows: AsyncThrowingMapSequence<PostgresRowSequence, PostgresRow>
         if let collections {
             let names = collections.map(\.rawValue).sorted()
             rows = try await PreparedQueries.run(
                 """
-                SELECT \(unescaped: Self.recordColumns) FROM \(unescaped: schema).record
-                WHERE account_id = (SELECT id FROM \(unescaped: schema).account WHERE name = \(account.rawValue))
-                    AND position > \(after) AND collection = ANY(\(names))
-                ORDER BY position LIMIT \(fetchCount)
+                SELECT count(*), string_agg(\(unescaped: Self.packedRecord), ''::bytea ORDER BY position) FROM (
+                    SELECT \(unescaped: Self.recordColumns) FROM \(unescaped: schema).record
+                    WHERE account_id = (SELECT id FROM \(unescaped: schema).account WHERE name = \(account.rawValue))
+                        AND position > \(after) AND collection = ANY(\(names))
+                    ORDER BY position LIMIT \(fetchCount)) AS page
                 """, on: client, logger: logger)
         } else {
             rows = try await PreparedQueries.run(
                 """
-                SELECT \(unescaped: Self.recordColumns) FROM \(unescaped: schema).record
-                WHERE account_id = (SELECT id FROM \(unescaped: schema).account WHERE name = \(account.rawValue))
-                    AND position > \(after)
-                ORDER BY position LIMIT \(fetchCount)
+                SELECT count(*), string_agg(\(unescaped: Self.packedRecord), ''::bytea ORDER BY position) FROM (
+                    SELECT \(unescaped: Self.recordColumns) FROM \(unescaped: schema).record
+                    WHERE account_id = (SELECT id FROM \(unescaped: schema).account WHERE name = \(account.rawValue))
+                        AND position > \(after)
+                    ORDER BY position LIMIT \(fetchCount)) AS page
                 """, on: client, logger: logger)
         }
         var stored: [EncodedStoredRecord] = []
         for try await row in rows {
-            if let record = try Self.encodedStoredRecord(row.decode(RecordColumns.self)) { stored.append(record) }
+            let (count, packed) = try row.decode((Int64, ByteBuffer?).self)
+            stored.reserveCapacity(Int(clamping: count))
+            if var packed { stored += try Self.unpackRecords(&packed) }
+            guard stored.count == count else {
+                throw StoreError(.corrupt, "a page of \(count) records unpacked into \(stored.count)")
+            }
         }
         let hasMore = stored.count > limit
         let records = hasMore ? Array(stored.prefix(limit)) : stored
@@ -381,6 +390,47 @@ struct StoreQueries: Sendable {
     }
 
     // MARK: Rows
+
+    /// A record of a page packed into one bytea: its position (8 bytes), whether it is deleted (1),
+    /// its modification time (8, a double), and its collection, id, node and fields, each after its
+    /// length (4 bytes); numbers big-endian.
+    private static let packedRecord = """
+        int8send(position) || CASE WHEN is_deleted THEN '\\x01'::bytea ELSE '\\x00'::bytea END || float8send(modified_at)
+        || int4send(octet_length(convert_to(collection, 'UTF8'))) || convert_to(collection, 'UTF8')
+        || int4send(octet_length(convert_to(record_id, 'UTF8'))) || convert_to(record_id, 'UTF8')
+        || int4send(octet_length(convert_to(node, 'UTF8'))) || convert_to(node, 'UTF8')
+        || int4send(octet_length(fields)) || fields
+        """
+
+    /// The records packed in `packed` (``packedRecord`` one after another).
+    /// - Throws: ``StoreError/Code/corrupt`` when the bytes end early or a text is not UTF-8.
+    private static func unpackRecords(_ packed: inout ByteBuffer) throws -> [EncodedStoredRecord] {
+        func corrupt() -> StoreError { StoreError(.corrupt, "a packed page of records ends early or holds text that is not UTF-8") }
+        func text() throws -> String {
+            guard let length = packed.readInteger(as: Int32.self), length >= 0,
+                let bytes = packed.readSlice(length: Int(length)),
+                let text = bytes.readableBytesView.withContiguousStorageIfAvailable({ UTF8Validation.string($0) }) ?? nil
+            else { throw corrupt() }
+            return text
+        }
+        var records: [EncodedStoredRecord] = []
+        while packed.readableBytes > 0 {
+            guard let position = packed.readInteger(as: Int64.self), let isDeleted = packed.readInteger(as: UInt8.self),
+                let modifiedAt = packed.readInteger(as: UInt64.self)
+            else { throw corrupt() }
+            let (collection, id, node) = (try text(), try text(), try text())
+            guard let length = packed.readInteger(as: Int32.self), length >= 0, let fields = packed.readBytes(length: Int(length)) else {
+                throw corrupt()
+            }
+            records.append(
+                EncodedStoredRecord(
+                    key: RecordKey(collection: CollectionID(collection), id: RecordID(id)), isDeleted: isDeleted != 0,
+                    version: RecordVersion(
+                        modifiedAt: Date(timeIntervalSinceReferenceDate: Double(bitPattern: modifiedAt)), node: PeerID(node)),
+                    position: ChangePosition(try Self.position(position)), fields: Data(fields)))
+        }
+        return records
+    }
 
     /// The record in a row of ``recordColumns``, or `nil` when a join found none.
     private static func storedRecord(_ columns: RecordColumns) throws -> StoredRecord? {
