@@ -90,8 +90,12 @@ package final class BufferedTransaction: StoreTransaction {
         state.withLock { state in
             state.isFinished = true
             var writes = PendingWrites()
-            writes.records = state.records.sorted { $0.value.sequence < $1.value.sequence }
-                .map { (key: $0.key, write: $0.value.write) }
+            // Each write's sequence number is its place (numbers of writes replaced later stay empty):
+            // put in order in one pass, where sorting moved each write and its key many times.
+            var ordered = [(key: RecordKey, write: PendingRecordWrite)?](repeating: nil, count: state.sequence)
+            for (key, pending) in state.records { ordered[pending.sequence - 1] = (key, pending.write) }
+            state.records = [:]
+            writes.records = ordered.compactMap { $0 }
             for (peer, values) in state.metadata {
                 for (key, write) in values { writes.metadata.append((peer: peer, key: key, write: write)) }
             }
