@@ -90,4 +90,24 @@ struct PagedPullTests {
         }
         #expect(applied.allSatisfy { ["a", "b"].contains($0) } && !applied.contains("c"))
     }
+
+    @Test("a three-stage pull whose task is cancelled stops with CancellationError, the pages applied before kept")
+    func cancelledThreeStages() async throws {
+        let endless: @Sendable (Int) async throws -> (page: Int, next: Int?)? = { cursor in (cursor, cursor + 1) }
+        let pull = Task {
+            var applied: [Int] = []
+            do {
+                try await PagedPull.run(from: 0, fetch: endless) { (page: Int) in page } apply: { (page: Int) in
+                    applied.append(page)
+                    if page == 2 { withUnsafeCurrentTask { $0?.cancel() } }
+                }
+                return (applied, nil as (any Error)?)
+            } catch {
+                return (applied, error)
+            }
+        }
+        let (applied, error) = await pull.value
+        #expect(error is CancellationError, "the pull ended with \(String(describing: error))")
+        #expect(applied.starts(with: [0, 1, 2]) && applied == Array(0..<applied.count), "applied \(applied)")
+    }
 }

@@ -64,7 +64,8 @@ public enum PagedPull {
     ///   - prepare: Reads a fetched page into what `apply` writes (decoding it, say), beside the other stages.
     ///   - apply: Writes a prepared page to the local store, with its cursor; it runs on the caller's actor.
     ///   - isolation: The caller's actor, which `apply` runs on.
-    /// - Throws: What a stage throws; pages applied before stay applied.
+    /// - Throws: What a stage throws, or `CancellationError` when the task is cancelled; pages applied
+    ///   before stay applied.
     public static func run<Cursor: Sendable, Page: Sendable, Prepared: Sendable>(
         from start: Cursor,
         fetch: @escaping @Sendable (Cursor) async throws -> (page: Page, next: Cursor?)?,
@@ -81,6 +82,7 @@ public enum PagedPull {
                 do {
                     var fetched = try await fetch(start)
                     while let (page, next) = fetched {
+                        try Task.checkCancellation()
                         async let following = Self.fetch(after: next, with: fetch)
                         await prepared.send(try await prepare(page))
                         fetched = try await following
@@ -91,6 +93,8 @@ public enum PagedPull {
                 }
             }
             for try await page in prepared { try await apply(page) }
+            // The channel ends its iteration quietly when the task is cancelled: a pull cut short says so.
+            try Task.checkCancellation()
         }
     }
 
