@@ -77,6 +77,7 @@ struct JSONStoredArraysTests {
             #"{"Contact": [{"a": 1, "a": 2}]}"#,  // a duplicate key in a record
             #"{"Contact": [{"b": {"a": 1, "a": 1}}]}"#,  // a duplicate key nested
             #"{"Contact": [{"a": 1}], "Contact": []}"#,  // a duplicate key in the page
+            #"{"latestUST": null, "latestUST": 5}"#,  // a duplicate key in the page, the first null
             #"{"Contact": [{"a": 1}"#,  // cut short
             #"{"Contact": [{"a": 01}]}"#,  // a leading zero
             #"{"Contact": [{"a": tru}]}"#,
