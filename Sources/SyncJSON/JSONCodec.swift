@@ -82,23 +82,23 @@ public struct JSONCodec: SyncCodec, StoredFieldsEncoding, StoredFieldsDecoding {
     /// reads a pulled page of many records. Keys are put in the order of their bytes; `nil` for input
     /// ``decode(_:)`` refuses, and for records that are not dictionaries.
     package func decodeStoredArrays(_ bytes: [UInt8], where isStoredArray: (String) -> Bool) -> StoredArraysDocument? {
-        guard bytes.count <= limits.maxInputBytes else { return nil }
-        let limits = self.limits
-        return bytes.withUnsafeBufferPointer { buffer in
-            var parser = JSONParser(input: buffer, limits: limits)
-            return parser.parseStoredArraysDocument(where: isStoredArray)
-        }
+        withParser(of: bytes) { parser in parser.parseStoredArraysDocument(where: isStoredArray) }
     }
 
     /// Reads only the entries named in `names` of `bytes`, a JSON object, as ``decode(_:)`` reads
     /// them, and skips the others by their brackets and quotes without checking them; `nil` when
     /// `bytes` are not an object or a named entry is malformed.
     package func decodeEntries(_ bytes: [UInt8], named names: Set<String>) -> [String: SyncValue]? {
+        withParser(of: bytes) { parser in parser.parseEntries(named: names) }
+    }
+
+    /// What `read` makes of a parser of `bytes`, or `nil` when `bytes` are longer than the limit.
+    private func withParser<Result>(of bytes: [UInt8], _ read: (inout JSONParser) -> Result?) -> Result? {
         guard bytes.count <= limits.maxInputBytes else { return nil }
         let limits = self.limits
         return bytes.withUnsafeBufferPointer { buffer in
             var parser = JSONParser(input: buffer, limits: limits)
-            return parser.parseEntries(named: names)
+            return read(&parser)
         }
     }
 

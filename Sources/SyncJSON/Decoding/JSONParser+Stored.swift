@@ -15,39 +15,56 @@ extension JSONParser {
     private mutating func readStoredArraysDocument(
         where isStoredArray: (String) -> Bool
     ) throws(CodecError) -> StoredArraysDocument? {
-        guard !startsWithByteOrderMark else { return nil }
-        skipWhitespace()
-        guard index < input.count, input[index] == JSONByte.openBrace, limits.maxDepth >= 1, countValue() else { return nil }
-        index += 1
         var document = StoredArraysDocument()
         var reader = StoredFieldsReader()
+        let isRead = try readObject { parser, key throws(CodecError) in
+            guard document.values[key] == nil, document.storedArrays[key] == nil else { return false }
+            if isStoredArray(key) {
+                guard let items = try parser.readStoredItems(with: &reader) else { return false }
+                document.storedArrays[key] = items
+            } else {
+                document.values[key] = try parser.parseMemberValue()
+            }
+            return true
+        }
+        return isRead ? document : nil
+    }
+
+    /// Reads the object that spans the input, with optional white space around it, handing each
+    /// member's key to `member`, which reads the member's value; `false` when the input is not an
+    /// object or `member` returns `false`.
+    private mutating func readObject(
+        _ member: (inout JSONParser, String) throws(CodecError) -> Bool
+    ) throws(CodecError) -> Bool {
+        guard !startsWithByteOrderMark else { return false }
+        skipWhitespace()
+        guard index < input.count, input[index] == JSONByte.openBrace, limits.maxDepth >= 1, countValue() else { return false }
+        index += 1
         skipWhitespace()
         if index < input.count && input[index] == JSONByte.closeBrace {
             index += 1
         } else {
             while true {
-                guard index < input.count, input[index] == JSONByte.quote else { return nil }
+                guard index < input.count, input[index] == JSONByte.quote else { return false }
                 let key = try parseString()
                 skipWhitespace()
-                guard index < input.count, input[index] == JSONByte.colon,
-                    document.values[key] == nil, document.storedArrays[key] == nil
-                else { return nil }
+                guard index < input.count, input[index] == JSONByte.colon else { return false }
                 index += 1
                 skipWhitespace()
-                if isStoredArray(key) {
-                    guard let items = try readStoredItems(with: &reader) else { return nil }
-                    document.storedArrays[key] = items
-                } else {
-                    outerDepth = 1
-                    document.values[key] = try parseValue()
-                    outerDepth = 0
-                }
-                guard let isClosed = readSeparator(closing: JSONByte.closeBrace) else { return nil }
+                guard try member(&self, key) else { return false }
+                guard let isClosed = readSeparator(closing: JSONByte.closeBrace) else { return false }
                 if isClosed { break }
             }
         }
         skipWhitespace()
-        return index == input.count ? document : nil
+        return index == input.count
+    }
+
+    /// Parses the value of a member of the object ``readObject(_:)`` reads, which counts against the depth limit.
+    private mutating func parseMemberValue() throws(CodecError) -> SyncValue {
+        outerDepth = 1
+        defer { outerDepth = 0 }
+        return try parseValue()
     }
 
     /// Reads the entries named in `names` of the object that spans the input, skipping the others;
@@ -61,30 +78,15 @@ extension JSONParser {
     }
 
     private mutating func readEntries(named names: Set<String>) throws(CodecError) -> [String: SyncValue]? {
-        guard !startsWithByteOrderMark else { return nil }
-        skipWhitespace()
-        guard index < input.count, input[index] == JSONByte.openBrace, limits.maxDepth >= 1 else { return nil }
-        index += 1
         var entries: [String: SyncValue] = [:]
-        skipWhitespace()
-        if index < input.count && input[index] == JSONByte.closeBrace { return entries }
-        while true {
-            guard index < input.count, input[index] == JSONByte.quote else { return nil }
-            let key = try parseString()
-            skipWhitespace()
-            guard index < input.count, input[index] == JSONByte.colon else { return nil }
-            index += 1
-            skipWhitespace()
+        let isRead = try readObject { parser, key throws(CodecError) in
             if names.contains(key) {
-                outerDepth = 1
-                entries[key] = try parseValue()
-                outerDepth = 0
-            } else {
-                guard skipValue() else { return nil }
+                entries[key] = try parser.parseMemberValue()
+                return true
             }
-            guard let isClosed = readSeparator(closing: JSONByte.closeBrace) else { return nil }
-            if isClosed { return entries }
+            return parser.skipValue()
         }
+        return isRead ? entries : nil
     }
 
     /// Moves past one value by its brackets and quotes, without checking what is inside (which
@@ -243,21 +245,9 @@ extension JSONParser {
                 if container.isDictionary {
                     guard reader.sortEntries(from: container.firstEntry, in: &out) else { return nil }
                 }
-                Self.insertVarint(UInt64(container.count), at: container.countOffset, in: &out)
+                StoredValueFormat.insertVarint(UInt64(container.count), at: container.countOffset, in: &out)
             }
             return out
-        }
-    }
-
-    /// Inserts `value` as a varint (``StoredValueFormat/writeVarint(_:to:)``) at `offset` of `out`.
-    private static func insertVarint(_ value: UInt64, at offset: Int, in out: inout [UInt8]) {
-        var length = 1
-        while value >> (7 * UInt64(length)) != 0 { length += 1 }
-        out.insert(contentsOf: repeatElement(0, count: length), at: offset)
-        var rest = value
-        for index in offset..<(offset + length) {
-            out[index] = UInt8(truncatingIfNeeded: rest) | (index + 1 < offset + length ? 0x80 : 0)
-            rest >>= 7
         }
     }
 

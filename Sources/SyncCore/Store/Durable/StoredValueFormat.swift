@@ -136,6 +136,19 @@ package enum StoredValueFormat {
         bytes.append(UInt8(value))
     }
 
+    /// Inserts `value` as a varint (``writeVarint(_:to:)``) at `offset` of `bytes`: the count of a
+    /// container written before its count was known.
+    package static func insertVarint(_ value: UInt64, at offset: Int, in bytes: inout [UInt8]) {
+        var length = 1
+        while value >> (7 * UInt64(length)) != 0 { length += 1 }
+        bytes.insert(contentsOf: repeatElement(0, count: length), at: offset)
+        var rest = value
+        for index in offset..<(offset + length) {
+            bytes[index] = UInt8(truncatingIfNeeded: rest) | (index + 1 < offset + length ? 0x80 : 0)
+            rest >>= 7
+        }
+    }
+
     private static func writeFixed(_ value: UInt64, to bytes: inout [UInt8]) {
         for shift in stride(from: 0, to: 64, by: 8) {
             bytes.append(UInt8(truncatingIfNeeded: value >> UInt64(shift)))
@@ -318,14 +331,7 @@ package enum StoredValueFormat {
         package mutating func readUTF8<Result>(
             _ body: (UnsafeBufferPointer<UInt8>) throws(CodecError) -> Result
         ) throws -> Result {
-            let count = try readCount()
-            let start = offset
-            offset += count
-            return try bytes.withUnsafeBufferPointer { buffer throws in
-                let utf8 = UnsafeBufferPointer(rebasing: buffer[start..<(start + count)])
-                guard UTF8Validation.isValid(utf8) else { throw corrupt("a stored string is not valid UTF-8") }
-                return try body(utf8)
-            }
+            try withUTF8(try readUTF8Range()) { utf8 in try body(utf8) }
         }
 
         /// Reads the payload of a ``Tag/string``, or a dictionary key: where its UTF-8 bytes — checked to
