@@ -161,7 +161,7 @@ public actor AppSyncClient {
 
     /// Creates or updates an object as a local change: the object and its
     /// journal entry are stored in one transaction, or neither is.
-    /// - Returns: The object's guid (a new UUID when `guid` is `nil`).
+    /// - Returns: The object's guid (a new UUID in time order, ``SyncCore/TimeOrderedUUID``, when `guid` is `nil`).
     /// - Throws: ``AppSyncError`` (409) when another live local object holds the same primary key;
     ///   ``SyncCore/StoreError`` when the local store cannot keep it (``SyncCore/StoreError/Code/storageFull``
     ///   on a full disk).
@@ -174,7 +174,7 @@ public actor AppSyncClient {
     /// refused or the store fails, none — each journaled as ``save(_:guid:fields:)`` does: an import's path.
     /// - Parameters:
     ///   - typeName: The type.
-    ///   - objects: Each object's guid (a new UUID when `nil`) and fields.
+    ///   - objects: Each object's guid (a new UUID in time order when `nil`) and fields.
     /// - Returns: The objects' guids, in the order given.
     /// - Throws: ``AppSyncError`` (409) when an object's primary key is held by another live object
     ///   (one saved before it in `objects` included); ``SyncCore/StoreError`` as ``save(_:guid:fields:)``.
@@ -186,7 +186,7 @@ public actor AppSyncClient {
                 throw AppSyncError.invalid("\(reserved) is a protocol field")
             }
         }
-        let guids = objects.map { $0.guid ?? UUID().uuidString }
+        let guids = objects.map { $0.guid ?? TimeOrderedUUID.make().uuidString }
         // A guid just made names no object and no journal entry: only the given ones are read ahead.
         let given = zip(objects, guids).filter { $0.0.guid != nil }.map { StoredObject.key(typeName, $0.1) }
         let made = zip(objects, guids).filter { $0.0.guid == nil }.map { StoredObject.key(typeName, $0.1) }
@@ -562,7 +562,7 @@ public actor AppSyncClient {
             try await tx.journal.remove(entry.key)
             guard !local.isDeleted else { break }
             let now = wholeSeconds(time)
-            let copy = AppSyncObject(guid: UUID().uuidString, fields: local.fields, timestampCreated: now, timestampLastUpdate: now)
+            let copy = AppSyncObject(guid: TimeOrderedUUID.make().uuidString, fields: local.fields, timestampCreated: now, timestampLastUpdate: now)
             try await writeLocalChange(copy, replacing: nil, action: .add, type: type, at: time, basedOn: nil, in: tx)
         }
         return true

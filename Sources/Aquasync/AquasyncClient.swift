@@ -380,7 +380,7 @@ public actor AquasyncClient {
             try await tx.journal.remove(entry.key)
             try await tx.put(StoredDelta.record(theirs, model: model))
             if !mine.isDeleted {
-                var copy = mine.copied(as: UUID().uuidString.lowercased(), deviceToken: stamp.deviceToken)
+                var copy = mine.copied(as: TimeOrderedUUID.make().uuidString.lowercased(), deviceToken: stamp.deviceToken)
                 copy.localTimestamp = max(stamp.now, mine.localTimestamp)
                 try await tx.put(StoredDelta.record(copy, model: model))
                 try await tx.journal.recordLocalChange(
@@ -390,12 +390,23 @@ public actor AquasyncClient {
         return true
     }
 
-    /// A change read from the journal to be pushed.
+    /// A change read from the journal to be pushed, with its record as the store keeps it: a pack is
+    /// written from that form (``SyncCore/StoredFieldsDocument``), and the record is decoded only when
+    /// the journal needs the version the server took.
     private struct Outgoing: Sendable {
         var model: String
-        var delta: Delta
-        var key: RecordKey
+        var stored: EncodedStoredRecord
         var sequence: Int64
+        var key: RecordKey { stored.key }
+
+        /// The record's fields as the pack carries them: the delta's wire form, without `ust`.
+        var wireFields: StoredFields { StoredFields(stored.fields, omitting: [AquasyncLocalRecords.legacyDirtyColumn]) }
+
+        /// The version the server holds once it took this change.
+        /// - Throws: ``SyncCore/StoreError`` when the stored record is not a delta.
+        func serverVersion() throws -> ServerVersion {
+            StoredDelta.serverVersion(try StoredDelta.delta(of: stored.decoded().record), model: model)
+        }
     }
 
     private func runPush(into report: inout Report) async throws {
@@ -429,12 +440,11 @@ public actor AquasyncClient {
         return try await store.readCommitted(for: account) { tx in
             let pending = try await tx.journal.pendingChanges(after: key, limit: limit)
             let ready = pending.filter { $0.isReadyToSend && StoredDelta.model(of: $0.key.collection) != nil }
-            let records = try await tx.records(at: ready.map(\.key))
+            let records = try await tx.encodedRecords(at: ready.map(\.key))
             var changes: [Outgoing] = []
             for change in ready {
                 guard let model = StoredDelta.model(of: change.key.collection), let stored = records[change.key] else { continue }
-                changes.append(
-                    Outgoing(model: model, delta: try StoredDelta.delta(stored).withoutUST, key: change.key, sequence: change.sequence))
+                changes.append(Outgoing(model: model, stored: stored, sequence: change.sequence))
             }
             return (changes, pending.last?.key ?? key, pending.count == limit)
         }
@@ -442,11 +452,12 @@ public actor AquasyncClient {
 
     /// Sends one pack of changes; the server's answer.
     private nonisolated func send(_ chunk: [Outgoing]) async throws -> SyncValue {
-        var pack = DeltaPack(id: UUID().uuidString.lowercased())
-        for change in chunk { pack.models[change.model, default: []].append(change.delta) }
+        var models: [String: [StoredFields]] = [:]
+        for change in chunk { models[change.model, default: []].append(change.wireFields) }
+        let pack = DeltaPack.document(models: models, id: UUID().uuidString.lowercased())
         let request = SyncRequest(
             method: .post, path: configuration.basePath, contentType: codec.primaryMediaType, accept: codec.primaryMediaType,
-            body: try codec.encode(pack.value(for: codec.features)))
+            body: try pack.encoded(with: codec))
         return try await endpoint.send(request, idempotent: true, as: SyncValue.self)
     }
 
@@ -468,9 +479,7 @@ public actor AquasyncClient {
                     try await tx.journal.remove(change.key)
                     refused[change.key] = reason
                 } else {
-                    try await tx.journal.acknowledge(
-                        change.key, sequence: change.sequence,
-                        holding: StoredDelta.serverVersion(change.delta, model: change.model))
+                    try await tx.journal.acknowledge(change.key, sequence: change.sequence, holding: try change.serverVersion())
                 }
             }
             return refused
@@ -484,15 +493,6 @@ private struct Stamp: Sendable {
     /// Milliseconds since 1970.
     var now: Int64
     var date: Date { Date(timeIntervalSince1970: Double(now) / 1000) }
-}
-
-extension Delta {
-    /// The delta without the server's `ust`, as a device sends it.
-    var withoutUST: Delta {
-        var copy = self
-        copy.ust = nil
-        return copy
-    }
 }
 
 /// The error an Aquasync client throws when a request fails: the name it had

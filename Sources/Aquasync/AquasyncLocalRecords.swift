@@ -55,7 +55,7 @@ public struct AquasyncLocalRecords: Sendable {
     /// Creates or replaces a record's fields and journals the change.
     /// - Parameters:
     ///   - model: The model, such as `Contact`.
-    ///   - gid: The record's id; a new lowercase UUID when `nil`.
+    ///   - gid: The record's id; a new lowercase UUID in time order (``SyncCore/TimeOrderedUUID``) when `nil`.
     ///   - fields: The application's fields; names cannot be sync columns or start with `_`.
     /// - Returns: The record's gid.
     @discardableResult
@@ -67,7 +67,7 @@ public struct AquasyncLocalRecords: Sendable {
     /// invalid or the store fails, none — and journals each change: an import's path.
     /// - Parameters:
     ///   - model: The model, such as `Contact`.
-    ///   - records: Each record's id (a new lowercase UUID when `nil`) and fields, as ``save(_:gid:fields:)`` takes them.
+    ///   - records: Each record's id (a new lowercase UUID in time order when `nil`) and fields, as ``save(_:gid:fields:)`` takes them.
     /// - Returns: The records' gids, in the order given.
     @discardableResult
     public func save(_ model: String, _ records: [(gid: String?, fields: [String: SyncValue])]) async throws -> [String] {
@@ -79,7 +79,7 @@ public struct AquasyncLocalRecords: Sendable {
     /// `anchorage records import` does). Nothing is written.
     /// - Parameters:
     ///   - model: The model, such as `Contact`.
-    ///   - records: Each record's id (a new lowercase UUID when `nil`) and fields, as ``save(_:gid:fields:)`` takes them.
+    ///   - records: Each record's id (a new lowercase UUID in time order when `nil`) and fields, as ``save(_:gid:fields:)`` takes them.
     /// - Throws: ``AquasyncValidationError`` when the model, a gid or a field name is not allowed; ``SyncCore/StoreError``.
     public func prepare(_ model: String, _ records: [(gid: String?, fields: [String: SyncValue])]) async throws -> PreparedWrites {
         guard DeltaPack.isValidModelName(model) else { throw AquasyncValidationError("\"\(model)\" is not a model name") }
@@ -90,7 +90,7 @@ public struct AquasyncLocalRecords: Sendable {
                 throw AquasyncValidationError("\"\(bad)\" is a sync column or starts with '_': choose another field name")
             }
             guard let gid else {
-                writes.append(Write(gid: UUID().uuidString.lowercased(), fields: fields, isDeleted: false, isNew: true))
+                writes.append(Write(gid: TimeOrderedUUID.make().uuidString.lowercased(), fields: fields, isDeleted: false, isNew: true))
                 continue
             }
             guard isLowercaseUUID(gid) else { throw AquasyncValidationError("gid must be a lowercase UUID") }

@@ -255,7 +255,7 @@ public struct AquasyncServer: SyncService {
             try await tx.put(StoredDelta.record(version, model: model))
         case .keepBoth:
             try await tx.put(StoredDelta.record(delta, model: model))
-            let copy = stored.copied(as: UUID().uuidString.lowercased(), deviceToken: Self.serverDeviceToken)
+            let copy = stored.copied(as: TimeOrderedUUID.make().uuidString.lowercased(), deviceToken: Self.serverDeviceToken)
             try await tx.put(StoredDelta.record(copy, model: model))
         }
         return true

@@ -54,10 +54,14 @@ public struct DeltaPack: Sendable, Hashable {
         return .dictionary(dictionary)
     }
 
-    /// A pull's answer as a document of records' stored fields (``StoredDelta/wireFields(_:unlessMadeBy:)``),
-    /// which encodes as ``value(models:id:latestUST:hasMore:)`` of the same deltas does.
-    static func document(models: [String: [StoredFields]], latestUST: Int64, hasMore: Bool) -> StoredFieldsDocument {
-        var values: [String: SyncValue] = ["latestUST": .integer(latestUST)]
+    /// A pack as a document of records' stored fields — a pull's answer (``StoredDelta/wireFields(_:unlessMadeBy:)``)
+    /// or a device's push — which encodes as ``value(models:id:latestUST:hasMore:)`` of the same deltas does.
+    static func document(
+        models: [String: [StoredFields]], id: String? = nil, latestUST: Int64? = nil, hasMore: Bool = false
+    ) -> StoredFieldsDocument {
+        var values: [String: SyncValue] = [:]
+        if let id { values["_id"] = .string(id) }
+        if let latestUST { values["latestUST"] = .integer(latestUST) }
         if hasMore { values["hasMore"] = .bool(true) }
         return StoredFieldsDocument(values: values, storedArrays: models)
     }

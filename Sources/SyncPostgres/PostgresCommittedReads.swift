@@ -7,7 +7,7 @@ struct PostgresCommittedReads: CommittedReads {
     let client: PostgresClient
     let queries: StoreQueries
 
-    func records(at keys: [RecordKey], of account: AccountID) async throws -> ([RecordKey: StoredRecord], revision: Int64) {
+    func records(at keys: [RecordKey], of account: AccountID) async throws -> ([RecordKey: EncodedStoredRecord], revision: Int64) {
         try await queries.records(at: keys, of: account, client)
     }
 

@@ -91,10 +91,11 @@ struct StoreQueries: Sendable {
 
     // MARK: Reading inside transactions (with the account's revision)
 
-    /// The committed records at `keys`, by key, and the account's revision: one query.
+    /// The committed records at `keys`, by key, their fields left in the stored form, and the account's
+    /// revision: one query.
     func records(
         at keys: [RecordKey], of account: AccountID, _ client: PostgresClient
-    ) async throws -> ([RecordKey: StoredRecord], revision: Int64) {
+    ) async throws -> ([RecordKey: EncodedStoredRecord], revision: Int64) {
         let collections = keys.map(\.collection.rawValue)
         let ids = keys.map(\.id.rawValue)
         let rows = try await PreparedQueries.run(
@@ -106,14 +107,14 @@ struct StoreQueries: Sendable {
                 ON r.account_id = a.id
                 AND (r.collection, r.record_id) IN (SELECT * FROM unnest(\(collections)::text[], \(ids)::text[]))
             """, on: client, logger: logger)
-        var found: [RecordKey: StoredRecord] = [:]
+        var found: [RecordKey: EncodedStoredRecord] = [:]
         var revision: Int64 = 0
         for try await row in rows {
             let (rowRevision, collection, id, position, isDeleted, modifiedAt, node, fields) = try row.decode(
                 (Int64?, String?, String?, Int64?, Bool?, Double?, String?, Data?).self)
             revision = rowRevision ?? 0
-            if let record = try Self.storedRecord((collection, id, position, isDeleted, modifiedAt, node, fields)) {
-                found[record.record.key] = record
+            if let record = try Self.encodedStoredRecord((collection, id, position, isDeleted, modifiedAt, node, fields)) {
+                found[record.key] = record
             }
         }
         return (found, revision)

@@ -12,7 +12,7 @@ struct SQLiteCommittedReads: CommittedReads {
         try await read(account) { db in try StoreQueries.records(in: collection, after: id, limit: limit, of: account, db) }
     }
 
-    func records(at keys: [RecordKey], of account: AccountID) async throws -> ([RecordKey: StoredRecord], revision: Int64) {
+    func records(at keys: [RecordKey], of account: AccountID) async throws -> ([RecordKey: EncodedStoredRecord], revision: Int64) {
         // Keys of several collections take a query each: a transaction keeps them on one snapshot.
         guard let first = keys.first, keys.contains(where: { $0.collection != first.collection }) else {
             return try await read(account) { db in try StoreQueries.records(at: keys, of: account, db) }
@@ -26,7 +26,7 @@ struct SQLiteCommittedReads: CommittedReads {
         at keys: [RecordKey], metadata key: String, for peer: PeerID, of account: AccountID
     ) async throws -> (([RecordKey: StoredRecord], SyncValue?), revision: Int64) {
         try readSnapshotOnCallingThread(database) { db in
-            let found = try StoreQueries.records(at: keys, of: account, db)
+            let found = try StoreQueries.records(at: keys, of: account, db).mapValues { try $0.decoded() }
             return ((found, try StoreQueries.metadata(key, for: peer, of: account, db)), try StoreQueries.revision(of: account, db))
         }
     }

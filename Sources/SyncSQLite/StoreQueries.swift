@@ -29,9 +29,10 @@ enum StoreQueries {
     /// The largest number of keys whose batched read keeps its prepared statement in the connection's cache.
     static let cachedKeyCounts = 16
 
-    /// The records at `keys` that were ever written, by key: one query per collection among the keys.
-    static func records(at keys: [RecordKey], of account: AccountID, _ db: Database) throws -> [RecordKey: StoredRecord] {
-        var found: [RecordKey: StoredRecord] = [:]
+    /// The records at `keys` that were ever written, by key, their fields left in the stored form: one
+    /// query per collection among the keys.
+    static func records(at keys: [RecordKey], of account: AccountID, _ db: Database) throws -> [RecordKey: EncodedStoredRecord] {
+        var found: [RecordKey: EncodedStoredRecord] = [:]
         // At most BufferedTransaction.keysPerRead keys: within SQLite's 999 bound parameters.
         for (collection, keys) in Dictionary(grouping: keys, by: \.collection) {
             let ids = Array(Set(keys.map(\.id.rawValue)))
@@ -48,8 +49,8 @@ enum StoreQueries {
                 ? try Row.fetchAll(db.cachedStatement(sql: sql), arguments: arguments)
                 : try Row.fetchAll(db, sql: sql, arguments: arguments)
             for row in rows {
-                let stored = try storedRecord(row)
-                found[stored.record.key] = stored
+                let stored = try encodedStoredRecord(row)
+                found[stored.key] = stored
             }
         }
         return found

@@ -68,7 +68,8 @@ extension StoreContractSuite {
 
     /// Checks that a transaction reads its own puts, purges and metadata
     /// changes, in ``StoreTransaction/record(_:)``, in ``StoreTransaction/records(at:)`` (and with a
-    /// metadata value, ``StoreTransaction/records(at:withMetadata:for:)``) and in id-ordered paging
+    /// metadata value, ``StoreTransaction/records(at:withMetadata:for:)``, or with the fields left in the
+    /// stored form, ``StoreTransaction/encodedRecords(at:)``) and in id-ordered paging
     /// of ``StoreTransaction/records(in:after:limit:)``, and that they commit.
     /// - Throws: ``VerificationError`` naming the rule "read your writes".
     public func verifyReadYourWrites() async throws {
@@ -110,6 +111,10 @@ extension StoreContractSuite {
                     ], check,
                     "records(at:) of a, b, d, f and 600 unwritten keys gave \(fields.sorted { $0.key.id < $1.key.id }), "
                         + "expected a: 3, b: 1, d: 2")
+                // The same read with the fields left in the stored form answers the same, once decoded.
+                let encoded = try await tx.encodedRecords(at: asked).mapValues { try $0.decoded() }
+                try require(
+                    encoded == batch, check, "encodedRecords(at:) of the same keys gave \(encoded), records(at:) \(batch)")
 
                 var pages: [[RecordID]] = []
                 var cursor: RecordID?
@@ -142,6 +147,14 @@ extension StoreContractSuite {
 
             // Records and a metadata value read together: committed, then under this transaction's writes.
             let keys = ["b", "d", "z"].map { RecordKey(collection: "items", id: RecordID($0)) }
+            // Committed records read first with their fields left in the stored form, then decoded: the same.
+            try await store.transaction(for: account) { tx in
+                let encoded = try await tx.encodedRecords(at: keys).mapValues { try $0.decoded() }
+                let decoded = try await tx.records(at: keys)
+                try require(
+                    encoded == decoded && decoded.count == 2, check,
+                    "committed b, d read with encodedRecords(at:) as \(encoded), with records(at:) as \(decoded)")
+            }
             try await store.transaction(for: account) { tx in
                 let together = try await tx.records(at: keys, withMetadata: "anchor", for: peer)
                 try require(

@@ -216,19 +216,19 @@ public struct SyncJournal: Sendable {
     ///
     /// The entry leaves the journal when nothing happened to the item since
     /// that change was read for sending; otherwise it stays pending, based on
-    /// `version`.
+    /// `version`, which is made only then.
     /// - Returns: whether the entry left the journal.
-    /// - Throws: ``StoreError``.
+    /// - Throws: ``StoreError``, or what making `version` throws.
     @discardableResult
     public func acknowledge(
-        _ key: RecordKey, sequence: Int64, holding version: @autoclosure () -> ServerVersion
+        _ key: RecordKey, sequence: Int64, holding version: @autoclosure () throws -> ServerVersion
     ) async throws -> Bool {
         guard var stored = try await storedEntry(for: key) else { return false }
         if stored.entry.sequence == sequence {
             try await transaction.purge(Self.entryKey(key))
             return true
         }
-        stored.entry.archCopy = version()
+        stored.entry.archCopy = try version()
         try await write(stored)
         return false
     }

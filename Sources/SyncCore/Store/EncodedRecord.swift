@@ -85,6 +85,12 @@ public struct EncodedStoredRecord: Sendable {
         self.fields = fields
     }
 
+    /// A record a transaction has written and not yet committed, at `position`: the position of the
+    /// version it replaces, as ``StoreTransaction/records(at:)`` answers for it.
+    package init(_ written: EncodedRecord, position: ChangePosition) {
+        self.init(key: written.key, isDeleted: written.isDeleted, version: written.version, position: position, fields: written.fields)
+    }
+
     /// Encodes a stored record's fields.
     /// - Throws: ``StoreError/Code/invalidArgument`` when a field nests too deep to be stored.
     public init(_ stored: StoredRecord) throws {

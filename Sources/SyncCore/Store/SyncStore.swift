@@ -140,6 +140,10 @@ package struct ReadOnlyTransaction: StoreTransaction {
 
     package func records(at keys: [RecordKey]) async throws -> [RecordKey: StoredRecord] { try await base.records(at: keys) }
 
+    package func encodedRecords(at keys: [RecordKey]) async throws -> [RecordKey: EncodedStoredRecord] {
+        try await base.encodedRecords(at: keys)
+    }
+
     package func assumeNeverWritten(_ keys: [RecordKey]) async throws { try await base.assumeNeverWritten(keys) }
 
     package func put(_ record: SyncRecord) async throws { throw Self.refusal }
@@ -208,6 +212,13 @@ public protocol StoreTransaction: Sendable {
         at keys: [RecordKey], withMetadata key: String, for peer: PeerID
     ) async throws -> (records: [RecordKey: StoredRecord], metadata: SyncValue?)
 
+    /// The records at `keys` as ``records(at:)`` answers, with their fields left in the stored form: for
+    /// code that passes records on without looking into their fields, such as a device's push, which
+    /// writes them into its pack from that form (``EncodedStoredRecord``). The SQLite and PostgreSQL
+    /// stores read them without decoding their fields; other stores get the default, which encodes
+    /// what ``records(at:)`` answers.
+    func encodedRecords(at keys: [RecordKey]) async throws -> [RecordKey: EncodedStoredRecord]
+
     /// Tells the transaction that the records at `keys` were never written, because their ids were
     /// just made (a new random UUID each), so that reading them need not ask the database.
     ///
@@ -250,6 +261,11 @@ extension StoreTransaction {
         at keys: [RecordKey], withMetadata key: String, for peer: PeerID
     ) async throws -> (records: [RecordKey: StoredRecord], metadata: SyncValue?) {
         (try await records(at: keys), try await metadata(key, for: peer))
+    }
+
+    /// Encodes what ``records(at:)`` answers: the default for a store that keeps records in another form.
+    public func encodedRecords(at keys: [RecordKey]) async throws -> [RecordKey: EncodedStoredRecord] {
+        try await records(at: keys).mapValues(EncodedStoredRecord.init)
     }
 
     /// Does nothing: a store without a read-ahead asks the database for each key anyway.

@@ -390,7 +390,7 @@ public actor NotesMailbox {
                 try await tx.put(incoming)
                 if !entry.local.isDeleted {
                     var copy = entry.local
-                    copy.id = RecordID(UUID().uuidString)
+                    copy.id = RecordID(TimeOrderedUUID.make().uuidString)
                     try await tx.put(copy)
                     try await tx.journal.recordLocalChange(.add, local: copy, at: Date(), basedOn: nil)
                 }

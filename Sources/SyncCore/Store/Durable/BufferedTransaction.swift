@@ -14,9 +14,9 @@ package protocol CommittedReads: Sendable {
     /// The committed metadata value `key` of `peer`, if any.
     func metadata(_ key: String, for peer: PeerID, of account: AccountID) async throws -> (SyncValue?, revision: Int64)
 
-    /// The committed records at `keys` (at most ``BufferedTransaction/keysPerRead``), by key, read on one
-    /// snapshot together with the account's revision.
-    func records(at keys: [RecordKey], of account: AccountID) async throws -> ([RecordKey: StoredRecord], revision: Int64)
+    /// The committed records at `keys` (at most ``BufferedTransaction/keysPerRead``), by key, their fields
+    /// left in the stored form, read on one snapshot together with the account's revision.
+    func records(at keys: [RecordKey], of account: AccountID) async throws -> ([RecordKey: EncodedStoredRecord], revision: Int64)
 
     /// The committed records at `keys` (at most ``BufferedTransaction/keysPerRead``) and the committed
     /// metadata value `key` of `peer`, read on one snapshot together with the account's revision.
@@ -130,16 +130,11 @@ package final class BufferedTransaction: StoreTransaction {
     package func records(at keys: [RecordKey]) async throws -> [RecordKey: StoredRecord] {
         for key in keys { try requireStorable(key) }
         let unread = try withOpenState { state in Array(Set(keys.filter { state.committed[$0] == nil })) }
-        let (account, reads) = (self.account, self.reads)
-        var start = 0
-        while start < unread.count {
-            let chunk = Array(unread[start..<min(start + Self.keysPerRead, unread.count)])
-            let description = chunk.count == 1 ? "reading record \(chunk[0])" : "reading \(chunk.count) records"
-            let found = try await read(description) { try await reads.records(at: chunk, of: account) }
+        for chunk in try await readCommitted(unread) {
+            let found = try chunk.found.mapValues { try $0.decoded() }
             try withOpenState { state in
-                for key in chunk where state.committed[key] == nil { state.committed[key] = .some(found[key]) }
+                for key in chunk.keys where state.committed[key] == nil { state.committed[key] = .some(found[key]) }
             }
-            start += chunk.count
         }
         return try withOpenState { state in
             var records: [RecordKey: StoredRecord] = [:]
@@ -153,6 +148,43 @@ package final class BufferedTransaction: StoreTransaction {
             }
             return records
         }
+    }
+
+    /// Answers as ``records(at:)`` does, without decoding the fields of records read from the store: a
+    /// record this transaction wrote or read before is answered from memory, and the others are read but
+    /// not kept (a later read of one of them asks the store again).
+    package func encodedRecords(at keys: [RecordKey]) async throws -> [RecordKey: EncodedStoredRecord] {
+        for key in keys { try requireStorable(key) }
+        let unread = try withOpenState { state in Array(Set(keys.filter { state.committed[$0] == nil })) }
+        var read: [RecordKey: EncodedStoredRecord] = [:]
+        for chunk in try await readCommitted(unread) { read.merge(chunk.found) { first, _ in first } }
+        return try withOpenState { state in
+            var records: [RecordKey: EncodedStoredRecord] = [:]
+            for key in keys {
+                let committed: EncodedStoredRecord?
+                if let known = state.committed[key] { committed = try known.map(EncodedStoredRecord.init) } else { committed = read[key] }
+                switch state.records[key]?.write {
+                case .put(let encoded): records[key] = EncodedStoredRecord(encoded, position: committed?.position ?? .start)
+                case .purge: break
+                case nil: records[key] = committed
+                }
+            }
+            return records
+        }
+    }
+
+    /// Reads the committed records at `keys`, at most ``keysPerRead`` a read; each read's keys and what it found.
+    private func readCommitted(_ keys: [RecordKey]) async throws -> [(keys: [RecordKey], found: [RecordKey: EncodedStoredRecord])] {
+        let (account, reads) = (self.account, self.reads)
+        var chunks: [(keys: [RecordKey], found: [RecordKey: EncodedStoredRecord])] = []
+        var start = 0
+        while start < keys.count {
+            let chunk = Array(keys[start..<min(start + Self.keysPerRead, keys.count)])
+            let description = chunk.count == 1 ? "reading record \(chunk[0])" : "reading \(chunk.count) records"
+            chunks.append((chunk, try await read(description) { try await reads.records(at: chunk, of: account) }))
+            start += chunk.count
+        }
+        return chunks
     }
 
     package func assumeNeverWritten(_ keys: [RecordKey]) async throws {
