@@ -473,14 +473,21 @@ public actor AquasyncClient {
                 try await tx.setMetadata(latest, AquasyncLocalRecords.latestUSTKey)
             }
             var refused: [RecordKey: String] = [:]
-            try await tx.journal.prefetch(chunk.map(\.key))
+            var taken: [PendingChange] = []
+            var sent: [RecordKey: Outgoing] = [:]
             for change in chunk {
                 if let reason = refusals[change.key] {
-                    try await tx.journal.remove(change.key)
                     refused[change.key] = reason
                 } else {
-                    try await tx.journal.acknowledge(change.key, sequence: change.sequence, holding: try change.serverVersion())
+                    taken.append(PendingChange(key: change.key, sequence: change.sequence, isReadyToSend: true))
+                    sent[change.key] = change
                 }
+            }
+            try await tx.journal.prefetch(Array(refused.keys))
+            for key in refused.keys { try await tx.journal.remove(key) }
+            try await tx.journal.acknowledge(taken) { key in
+                guard let change = sent[key] else { throw StoreError(.invalidArgument, "no change of \(key) was sent") }
+                return try change.serverVersion()
             }
             return refused
         }

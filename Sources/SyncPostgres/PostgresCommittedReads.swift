@@ -13,7 +13,7 @@ struct PostgresCommittedReads: CommittedReads {
 
     func records(
         in collection: CollectionID, after id: RecordID?, limit: Int, of account: AccountID
-    ) async throws -> ([StoredRecord], revision: Int64) {
+    ) async throws -> ([EncodedStoredRecord], revision: Int64) {
         try await queries.records(in: collection, after: id, limit: limit, of: account, client)
     }
 

@@ -153,10 +153,11 @@ struct StoreQueries: Sendable {
         return ((found, value), revision)
     }
 
-    /// Up to `limit` committed records of `collection` with ids after `id`, in id order, and the account's revision.
+    /// Up to `limit` committed records of `collection` with ids after `id`, in id order, their fields left
+    /// in the stored form, and the account's revision.
     func records(
         in collection: CollectionID, after id: RecordID?, limit: Int, of account: AccountID, _ client: PostgresClient
-    ) async throws -> ([StoredRecord], revision: Int64) {
+    ) async throws -> ([EncodedStoredRecord], revision: Int64) {
         let fetchLimit = Int64(clamping: limit)
         let rows = try await PreparedQueries.run(
             """
@@ -171,13 +172,13 @@ struct StoreQueries: Sendable {
             ) AS r ON true
             ORDER BY r.record_id COLLATE "C"
             """, on: client, logger: logger)
-        var found: [StoredRecord] = []
+        var found: [EncodedStoredRecord] = []
         var revision: Int64 = 0
         for try await row in rows {
             let (rowRevision, collection, id, position, isDeleted, modifiedAt, node, fields) = try row.decode(
                 (Int64?, String?, String?, Int64?, Bool?, Double?, String?, Data?).self)
             revision = rowRevision ?? 0
-            if let record = try Self.storedRecord((collection, id, position, isDeleted, modifiedAt, node, fields)) {
+            if let record = try Self.encodedStoredRecord((collection, id, position, isDeleted, modifiedAt, node, fields)) {
                 found.append(record)
             }
         }

@@ -8,7 +8,7 @@ struct SQLiteCommittedReads: CommittedReads {
 
     func records(
         in collection: CollectionID, after id: RecordID?, limit: Int, of account: AccountID
-    ) async throws -> ([StoredRecord], revision: Int64) {
+    ) async throws -> ([EncodedStoredRecord], revision: Int64) {
         try await read(account) { db in try StoreQueries.records(in: collection, after: id, limit: limit, of: account, db) }
     }
 

@@ -5,7 +5,7 @@ import SyncCore
 /// The SQL of ``SQLiteStore``: every statement names the account, so no
 /// query can return another account's rows.
 enum StoreQueries {
-    /// The columns a ``StoredRecord`` is read from, in the order ``storedRecord(_:)`` expects.
+    /// The columns a ``StoredRecord`` is read from, in the order ``encodedStoredRecord(_:)`` expects.
     private static let recordColumns = "collection, record_id, position, is_deleted, modified_at, node, fields"
     /// The id of the account named by the statement's first argument.
     private static let accountIDOfName = "(SELECT id FROM account WHERE name = ?)"
@@ -58,7 +58,7 @@ enum StoreQueries {
 
     static func records(
         in collection: CollectionID, after id: RecordID?, limit: Int, of account: AccountID, _ db: Database
-    ) throws -> [StoredRecord] {
+    ) throws -> [EncodedStoredRecord] {
         let rows: [Row]
         if let id {
             let statement = try db.cachedStatement(
@@ -78,7 +78,7 @@ enum StoreQueries {
                     """)
             rows = try Row.fetchAll(statement, arguments: [account.rawValue, collection.rawValue, Int64(limit)])
         }
-        return try rows.map(storedRecord)
+        return try rows.map(encodedStoredRecord)
     }
 
     /// The committed records of `account` written after `position`, in order of position, their fields in the stored form.
@@ -227,11 +227,6 @@ enum StoreQueries {
     }
 
     // MARK: Rows
-
-    /// The record in a row of ``recordColumns``.
-    private static func storedRecord(_ row: Row) throws -> StoredRecord {
-        try encodedStoredRecord(row).decoded()
-    }
 
     /// The record of a row of ``recordColumns``, its fields left in the stored form.
     private static func encodedStoredRecord(_ row: Row) throws -> EncodedStoredRecord {

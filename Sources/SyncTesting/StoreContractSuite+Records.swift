@@ -69,8 +69,9 @@ extension StoreContractSuite {
     /// Checks that a transaction reads its own puts, purges and metadata
     /// changes, in ``StoreTransaction/record(_:)``, in ``StoreTransaction/records(at:)`` (and with a
     /// metadata value, ``StoreTransaction/records(at:withMetadata:for:)``, or with the fields left in the
-    /// stored form, ``StoreTransaction/encodedRecords(at:)``) and in id-ordered paging
-    /// of ``StoreTransaction/records(in:after:limit:)``, and that they commit.
+    /// stored form, ``StoreTransaction/encodedRecords(at:)``) and in id-ordered paging of
+    /// ``StoreTransaction/records(in:after:limit:)`` (and with the fields in the stored form,
+    /// ``StoreTransaction/encodedRecords(in:after:limit:)``), and that they commit.
     /// - Throws: ``VerificationError`` naming the rule "read your writes".
     public func verifyReadYourWrites() async throws {
         let check = Check.readYourWrites.rule
@@ -120,6 +121,10 @@ extension StoreContractSuite {
                 var cursor: RecordID?
                 while pages.count < 10 {
                     let page = try await tx.records(in: "items", after: cursor, limit: 2)
+                    let encodedPage = try await tx.encodedRecords(in: "items", after: cursor, limit: 2).map { try $0.decoded() }
+                    try require(
+                        encodedPage == page, check,
+                        "encodedRecords(in: items, after: \(cursor?.rawValue ?? "nil"), limit: 2) gave \(encodedPage), records(in:) \(page)")
                     pages.append(page.map(\.record.id))
                     guard page.count == 2, let last = page.last else { break }
                     cursor = last.record.id

@@ -96,6 +96,25 @@ enum JournalEntryFormat {
         return StoredEntry(entry: entry, recordColumns: recordColumns)
     }
 
+    /// The sequence of the entry `stored` holds, read without the rest of the entry.
+    /// - Throws: ``StoreError/Code/corrupt`` when the record holds no entry's sequence.
+    static func sequence(of stored: EncodedStoredRecord) throws -> Int64 {
+        guard let sequence = try StoredValueFormat.readFields(["sequence"], removing: [], from: [UInt8](stored.fields)).values[0]?.integerValue
+        else { throw corrupt(stored.key) }
+        return sequence
+    }
+
+    /// The pending change the entry `stored` holds: its key, its sequence and whether a conflict holds it
+    /// back, read without the rest of the entry.
+    /// - Throws: ``StoreError/Code/corrupt`` when the record does not hold them.
+    static func pendingChange(_ stored: EncodedStoredRecord) throws -> PendingChange {
+        let values = try StoredValueFormat.readFields(["collection", "id", "sequence", "remote"], removing: [], from: [UInt8](stored.fields)).values
+        guard let collection = values[0]?.stringValue, let id = values[1]?.stringValue, let sequence = values[2]?.integerValue else {
+            throw corrupt(stored.key)
+        }
+        return PendingChange(key: RecordKey(collection: CollectionID(collection), id: RecordID(id)), sequence: sequence, isReadyToSend: values[3] == nil)
+    }
+
     /// The entry with its local version: for an entry that names its record, `record` (the record it names,
     /// as the transaction reads it) without the columns that are not the local version's fields.
     /// - Throws: ``StoreError/Code/corrupt`` when the record is gone or was written since without the entry.
@@ -142,6 +161,10 @@ enum JournalEntryFormat {
     }
 
     private static func corrupt(_ record: SyncRecord) -> StoreError {
-        StoreError(.corrupt, "the journal entry \(record.id) cannot be read by this version of Anchorage")
+        corrupt(record.key)
+    }
+
+    private static func corrupt(_ key: RecordKey) -> StoreError {
+        StoreError(.corrupt, "the journal entry \(key.id) cannot be read by this version of Anchorage")
     }
 }

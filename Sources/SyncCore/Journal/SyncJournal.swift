@@ -180,26 +180,32 @@ public struct SyncJournal: Sendable {
     /// ``entries(after:limit:)`` pages entries, without their local versions: what a push reads to send
     /// a pack, with the records themselves. No record is read, so it may run in
     /// ``SyncStore/readCommitted(for:_:)`` beside the transaction that acknowledges the pack before.
+    /// Only the fields a pending change needs are read from each entry.
     /// - Throws: ``StoreError``.
     public func pendingChanges(after key: RecordKey?, limit: Int) async throws -> [PendingChange] {
-        try await storedEntries(after: key, limit: limit).map { stored in
-            PendingChange(key: stored.entry.key, sequence: stored.entry.sequence, isReadyToSend: stored.entry.isReadyToSend)
-        }
+        try await pagedEntries(after: key, limit: limit, JournalEntryFormat.pendingChange)
     }
 
     /// Up to `limit` pending entries as stored, after the entry of `key`, as ``entries(after:limit:)`` pages them.
     func storedEntries(after key: RecordKey?, limit: Int) async throws -> [StoredEntry] {
+        try await pagedEntries(after: key, limit: limit) { stored in try JournalEntryFormat.storedEntry(stored.decoded().record) }
+    }
+
+    /// Up to `limit` pending entries after the entry of `key`, each read from its record by `read`.
+    private func pagedEntries<Entry>(
+        after key: RecordKey?, limit: Int, _ read: (EncodedStoredRecord) throws -> Entry
+    ) async throws -> [Entry] {
         let limit = max(1, limit)
-        var entries: [StoredEntry] = []
+        var entries: [Entry] = []
         var cursor = key.map { Self.entryKey($0).id }
         while entries.count < limit {
             let wanted = limit - entries.count
             // A deleted journal record is no pending entry: it is skipped (`remove(_:)` purges, but a
             // store may hold deletions written otherwise), so a page may take more than one read.
-            let page = try await transaction.records(in: Self.collection, after: cursor, limit: wanted)
-            for stored in page where !stored.record.isDeleted { entries.append(try JournalEntryFormat.storedEntry(stored.record)) }
+            let page = try await transaction.encodedRecords(in: Self.collection, after: cursor, limit: wanted)
+            for stored in page where !stored.isDeleted { entries.append(try read(stored)) }
             guard page.count == wanted, let last = page.last else { break }  // a short page is the end
-            cursor = last.record.id
+            cursor = last.key.id
         }
         return entries
     }
@@ -231,6 +237,24 @@ public struct SyncJournal: Sendable {
         stored.entry.archCopy = try version()
         try await write(stored)
         return false
+    }
+
+    /// The server took each of `changes`, sent with the sequence each carries: what
+    /// ``acknowledge(_:sequence:holding:)`` does for each, with the entries read at once and, for those
+    /// that leave the journal, no more of each read than its sequence. `version` makes the version the
+    /// server holds of an item whose entry stays (the item changed while its change was in flight).
+    /// - Throws: ``StoreError``, or what `version` throws.
+    public func acknowledge(_ changes: [PendingChange], holding version: (RecordKey) throws -> ServerVersion) async throws {
+        let entries = try await transaction.encodedRecords(at: changes.map { Self.entryKey($0.key) })
+        for change in changes {
+            let entryKey = Self.entryKey(change.key)
+            guard let stored = entries[entryKey], !stored.isDeleted else { continue }
+            if try JournalEntryFormat.sequence(of: stored) == change.sequence {
+                try await transaction.purge(entryKey)
+            } else {
+                try await acknowledge(change.key, sequence: change.sequence, holding: try version(change.key))
+            }
+        }
     }
 
     /// Takes the entry of `key` out of the journal: the server refused the

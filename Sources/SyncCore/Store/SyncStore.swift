@@ -144,6 +144,10 @@ package struct ReadOnlyTransaction: StoreTransaction {
         try await base.encodedRecords(at: keys)
     }
 
+    package func encodedRecords(in collection: CollectionID, after id: RecordID?, limit: Int) async throws -> [EncodedStoredRecord] {
+        try await base.encodedRecords(in: collection, after: id, limit: limit)
+    }
+
     package func assumeNeverWritten(_ keys: [RecordKey]) async throws { try await base.assumeNeverWritten(keys) }
 
     package func put(_ record: SyncRecord) async throws { throw Self.refusal }
@@ -219,6 +223,11 @@ public protocol StoreTransaction: Sendable {
     /// what ``records(at:)`` answers.
     func encodedRecords(at keys: [RecordKey]) async throws -> [RecordKey: EncodedStoredRecord]
 
+    /// The page ``records(in:after:limit:)`` answers, with the records' fields left in the stored form: for
+    /// code that reads a few fields of many records, such as the journal listing its pending changes.
+    /// Stores that keep records in another form get the default, which encodes that page.
+    func encodedRecords(in collection: CollectionID, after id: RecordID?, limit: Int) async throws -> [EncodedStoredRecord]
+
     /// Tells the transaction that the records at `keys` were never written, because their ids were
     /// just made (a new random UUID each), so that reading them need not ask the database.
     ///
@@ -266,6 +275,11 @@ extension StoreTransaction {
     /// Encodes what ``records(at:)`` answers: the default for a store that keeps records in another form.
     public func encodedRecords(at keys: [RecordKey]) async throws -> [RecordKey: EncodedStoredRecord] {
         try await records(at: keys).mapValues(EncodedStoredRecord.init)
+    }
+
+    /// Encodes the page ``records(in:after:limit:)`` answers: the default for a store that keeps records in another form.
+    public func encodedRecords(in collection: CollectionID, after id: RecordID?, limit: Int) async throws -> [EncodedStoredRecord] {
+        try await records(in: collection, after: id, limit: limit).map(EncodedStoredRecord.init)
     }
 
     /// Does nothing: a store without a read-ahead asks the database for each key anyway.

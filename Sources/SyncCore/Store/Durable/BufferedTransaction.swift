@@ -6,10 +6,11 @@ import Synchronization
 /// or as it was just before the read (never a later one), so the store can
 /// refuse to commit a transaction whose reads a concurrent commit made stale.
 package protocol CommittedReads: Sendable {
-    /// Up to `limit` committed records of `collection` with ids after `id`, in id order.
+    /// Up to `limit` committed records of `collection` with ids after `id`, in id order, their fields left
+    /// in the stored form.
     func records(
         in collection: CollectionID, after id: RecordID?, limit: Int, of account: AccountID
-    ) async throws -> ([StoredRecord], revision: Int64)
+    ) async throws -> ([EncodedStoredRecord], revision: Int64)
 
     /// The committed metadata value `key` of `peer`, if any.
     func metadata(_ key: String, for peer: PeerID, of account: AccountID) async throws -> (SyncValue?, revision: Int64)
@@ -195,6 +196,30 @@ package final class BufferedTransaction: StoreTransaction {
     }
 
     package func records(in collection: CollectionID, after id: RecordID?, limit: Int) async throws -> [StoredRecord] {
+        let page = try await committedPage(of: collection, after: id, limit: limit)
+        let committed = try page.committed.map { try $0.decoded() }
+        try withOpenState { state in
+            for stored in committed where state.committed[stored.record.key] == nil {
+                state.committed[stored.record.key] = .some(stored)
+            }
+        }
+        guard !page.pending.isEmpty else { return committed }
+        return try Self.merge(committed: committed, pending: page.pending, fetchLimit: page.fetchLimit, limit: limit)
+    }
+
+    /// Answers as ``records(in:after:limit:)`` does, without decoding the fields of the records read from
+    /// the store, and without keeping them (a later read of one of them asks the store again).
+    package func encodedRecords(in collection: CollectionID, after id: RecordID?, limit: Int) async throws -> [EncodedStoredRecord] {
+        let page = try await committedPage(of: collection, after: id, limit: limit)
+        guard !page.pending.isEmpty else { return page.committed }
+        return try Self.merge(committed: page.committed, pending: page.pending, fetchLimit: page.fetchLimit, limit: limit)
+    }
+
+    /// The committed records of a page of `collection` after `id`, read with room for this transaction's
+    /// writes to the same range (`pending`) to hide some of them; `fetchLimit` is how many were asked for.
+    private func committedPage(
+        of collection: CollectionID, after id: RecordID?, limit: Int
+    ) async throws -> (committed: [EncodedStoredRecord], pending: [RecordKey: PendingRecordWrite], fetchLimit: Int) {
         guard limit >= 1 else {
             throw StoreError(.invalidArgument, "records(in:after:limit:): limit must be at least 1, got \(limit)")
         }
@@ -211,13 +236,7 @@ package final class BufferedTransaction: StoreTransaction {
         let committed = try await read("reading collection \(collection)") {
             try await reads.records(in: collection, after: id, limit: fetchLimit, of: account)
         }
-        try withOpenState { state in
-            for stored in committed where state.committed[stored.record.key] == nil {
-                state.committed[stored.record.key] = .some(stored)
-            }
-        }
-        guard !pending.isEmpty else { return committed }
-        return try Self.merge(committed: committed, pending: pending, fetchLimit: fetchLimit, limit: limit)
+        return (committed, pending, fetchLimit)
     }
 
     package func put(_ record: SyncRecord) async throws {
@@ -338,23 +357,47 @@ package final class BufferedTransaction: StoreTransaction {
 
     /// `committed` (records after the page's start, in id order, fetched with
     /// `fetchLimit`) overlaid with the `pending` writes to the same range, cut to `limit`.
-    private static func merge(
-        committed: [StoredRecord], pending: [RecordKey: PendingRecordWrite], fetchLimit: Int, limit: Int
-    ) throws -> [StoredRecord] {
-        var byID: [RecordID: StoredRecord] = [:]
-        for stored in committed { byID[stored.record.id] = stored }
+    private static func merge<Record: PagedRecord>(
+        committed: [Record], pending: [RecordKey: PendingRecordWrite], fetchLimit: Int, limit: Int
+    ) throws -> [Record] {
+        var byID: [RecordID: Record] = [:]
+        for stored in committed { byID[stored.id] = stored }
         // Committed ids beyond the last fetched one are unknown, so the merged
         // page may only reach that far when the fetch was cut short.
-        let horizon = committed.count >= fetchLimit ? committed.last?.record.id : nil
+        let horizon = committed.count >= fetchLimit ? committed.last?.id : nil
         for (key, write) in pending {
             if let horizon, key.id > horizon { continue }
             switch write {
             case .put(let encoded):
-                byID[key.id] = StoredRecord(record: try encoded.decoded(), position: byID[key.id]?.position ?? .start)
+                byID[key.id] = try Record(written: encoded, position: byID[key.id]?.position ?? .start)
             case .purge:
                 byID[key.id] = nil
             }
         }
-        return byID.values.sorted { $0.record.id < $1.record.id }.prefix(limit).map { $0 }
+        return byID.values.sorted { $0.id < $1.id }.prefix(limit).map { $0 }
+    }
+}
+
+/// A record of a page that ``BufferedTransaction`` merges with its own writes, decoded or not.
+private protocol PagedRecord {
+    /// The record's id.
+    var id: RecordID { get }
+    /// The position of the write that produced this version.
+    var position: ChangePosition { get }
+    /// A record the transaction wrote, at the position of the version it replaces.
+    init(written: EncodedRecord, position: ChangePosition) throws
+}
+
+extension StoredRecord: PagedRecord {
+    fileprivate var id: RecordID { record.id }
+    fileprivate init(written: EncodedRecord, position: ChangePosition) throws {
+        self.init(record: try written.decoded(), position: position)
+    }
+}
+
+extension EncodedStoredRecord: PagedRecord {
+    fileprivate var id: RecordID { key.id }
+    fileprivate init(written: EncodedRecord, position: ChangePosition) {
+        self.init(written, position: position)
     }
 }
