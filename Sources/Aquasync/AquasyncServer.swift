@@ -167,47 +167,45 @@ public struct AquasyncServer: SyncService {
     private func push(_ body: [UInt8], codec: any SyncCodec, answerIn output: any SyncCodec, account: AccountID)
         async throws -> SyncResponse
     {
-        let value = try codec.decode(body)
-        let pack: DeltaPack
+        let pack: PushedPack
         do {
-            pack = try validated(DeltaPack(value, requireID: true))
-        } catch {
+            pack = try read(body, codec: codec)
+        } catch let error as AquasyncValidationError {
             return try .encoded(["id": "validation_error", "message": .string(error.message)], with: output, status: 422)
         }
-        guard pack.count <= maxDeltasPerPack else {
+        guard pack.deltas.count <= maxDeltasPerPack else {
             throw SyncServiceError(
-                status: 413, message: "a DeltaPack may carry at most \(maxDeltasPerPack) deltas; this one has \(pack.count)")
+                status: 413, message: "a DeltaPack may carry at most \(maxDeltasPerPack) deltas; this one has \(pack.deltas.count)")
         }
-        let packKey = "pack/" + (pack.id ?? "")
+        let packKey = "pack/" + pack.id
         let (outcome, committed) = try await store.transactionWithPositions(for: account) {
             tx -> (refused: [DeltaPack.Refusal], conflicts: Int?, applied: [RecordKey]) in
             // The pack's records and its ledger entry in one read; the loop below finds the records read.
-            let keys = pack.models.flatMap { model, deltas in deltas.map { StoredDelta.key(model, $0.gid) } }
-            if let ledger = try await tx.records(at: keys, withMetadata: packKey, for: Self.packLedger).metadata {
+            if let ledger = try await tx.records(at: pack.deltas.map(\.key), withMetadata: packKey, for: Self.packLedger).metadata {
                 return (Self.refusals(inLedger: ledger), nil, [])
             }
             var refused: [DeltaPack.Refusal] = []
             var applied: [RecordKey] = []
             var conflicts = 0
-            for (model, deltas) in pack.models {
-                for delta in deltas {
-                    if let reason = validation.refusal(for: StoredDelta.neutral(delta, model: model)) {
-                        refused.append(DeltaPack.Refusal(model: model, gid: delta.gid, reason: reason))
-                    } else {
-                        if try await apply(delta, model: model, in: tx) { conflicts += 1 }
-                        applied.append(StoredDelta.key(model, delta.gid))
-                    }
+            for pushed in pack.deltas {
+                if !validation.acceptsEverything,
+                    let reason = validation.refusal(for: StoredDelta.neutral(try pushed.delta(), model: pushed.model))
+                {
+                    refused.append(DeltaPack.Refusal(model: pushed.model, gid: pushed.key.id.rawValue, reason: reason))
+                } else {
+                    if try await apply(pushed, in: tx) { conflicts += 1 }
+                    applied.append(pushed.key)
                 }
             }
             let ledger: SyncValue =
                 refused.isEmpty
-                ? .integer(Int64(pack.count))
-                : ["count": .integer(Int64(pack.count)), "refused": .array(refused.map(\.value))]
+                ? .integer(Int64(pack.deltas.count))
+                : ["count": .integer(Int64(pack.deltas.count)), "refused": .array(refused.map(\.value))]
             try await tx.setMetadata(ledger, packKey, for: Self.packLedger)
             return (refused, conflicts, applied)
         }
         if let conflicts = outcome.conflicts {  // nil: a pack sent again, applied before
-            metrics.received(pack.count - outcome.refused.count)
+            metrics.received(pack.deltas.count - outcome.refused.count)
             metrics.conflicts(conflicts)
         }
         var answer: [String: SyncValue] = ["id": "success"]
@@ -230,16 +228,63 @@ public struct AquasyncServer: SyncService {
         return items.compactMap(DeltaPack.Refusal.init)
     }
 
+    /// A pushed pack: its `_id` and its deltas.
+    private struct PushedPack {
+        var id: String
+        var deltas: [PushedDelta]
+    }
+
+    /// A pushed delta as the store keeps it; its fields are decoded only when something looks into them.
+    private struct PushedDelta {
+        let model: String
+        /// The record that stores the delta (``StoredDelta/record(_:model:)``).
+        let encoded: EncodedRecord
+        /// The delta, when it was read as one.
+        private let read: Delta?
+
+        var key: RecordKey { encoded.key }
+
+        init(model: String, delta: Delta) throws {
+            (self.model, encoded, read) = (model, try EncodedRecord(StoredDelta.record(delta, model: model)), delta)
+        }
+
+        init(model: String, encoded: EncodedRecord) {
+            (self.model, self.encoded, read) = (model, encoded, nil)
+        }
+
+        /// The delta, its fields decoded.
+        func delta() throws -> Delta {
+            try read ?? StoredDelta.delta(of: encoded.decoded())
+        }
+    }
+
+    /// Reads a pushed pack. With a codec that reads records straight into the stored form (Anchorage's
+    /// JSON codec) and no declared models (which may rewrite a delta's fields), each delta is read into
+    /// the form the store writes, without making values of its fields; otherwise the pack is decoded
+    /// and read as a ``DeltaPack``. The rules are the same either way.
+    /// - Throws: The codec's error for bytes it cannot decode, or ``AquasyncValidationError`` naming
+    ///   what breaks the protocol's rules.
+    private func read(_ body: [UInt8], codec: any SyncCodec) throws -> PushedPack {
+        if models == nil, let pack = try StoredDelta.pack(body, codec: codec, requireID: true, refusingReservedFields: true) {
+            return PushedPack(id: pack.header.id ?? "", deltas: pack.deltas.map { PushedDelta(model: $0.model, encoded: $0.record) })
+        }
+        let pack = try validated(DeltaPack(codec.decode(body), requireID: true))
+        return PushedPack(
+            id: pack.id ?? "",
+            deltas: try pack.models.flatMap { model, deltas in try deltas.map { try PushedDelta(model: model, delta: $0) } })
+    }
+
     /// Stores a pushed delta, or what ``conflictPolicy`` makes of it and the stored version.
     /// - Returns: Whether it met a stored version from another device (a conflict).
-    private func apply(_ delta: Delta, model: String, in tx: any StoreTransaction) async throws -> Bool {
-        guard let existing = try await tx.record(StoredDelta.key(model, delta.gid)) else {
-            try await tx.put(StoredDelta.record(delta, model: model))
+    private func apply(_ pushed: PushedDelta, in tx: any StoreTransaction) async throws -> Bool {
+        guard let existing = try await tx.record(pushed.key) else {
+            try await tx.put(pushed.encoded)
             return false
         }
+        let (delta, model) = (try pushed.delta(), pushed.model)
         let stored = try StoredDelta.delta(existing)
         if stored.deviceToken == delta.deviceToken {
-            if delta.localTimestamp > stored.localTimestamp { try await tx.put(StoredDelta.record(delta, model: model)) }
+            if delta.localTimestamp > stored.localTimestamp { try await tx.put(pushed.encoded) }
             return false
         }
         let conflict = Conflict(
@@ -266,9 +311,7 @@ public struct AquasyncServer: SyncService {
         for (name, deltas) in pack.models {
             for (index, delta) in deltas.enumerated() {
                 let path = "\(name)[\(index)]"
-                if let reserved = delta.fields.keys.first(where: { $0.hasPrefix("_") }) {
-                    throw AquasyncValidationError("\(path).\(reserved): field names cannot start with '_'")
-                }
+                if let reserved = delta.fields.keys.first(where: { $0.hasPrefix("_") }) { throw AquasyncValidationError.reservedField(reserved, at: path) }
                 guard let models else { continue }
                 guard let model = models[name] else { throw AquasyncValidationError("\(name) is not a known model") }
                 pack.models[name]![index] = try model.validate(delta, at: path)

@@ -150,4 +150,9 @@ public struct AquasyncValidationError: Error, Sendable, Hashable, CustomStringCo
     public init(_ message: String) { self.message = message }
     /// The message.
     public var description: String { message }
+
+    /// The error for a field name that starts with `_`, which a server refuses in what devices push.
+    static func reservedField(_ name: String, at path: String) -> Self {
+        Self("\(path).\(name): field names cannot start with '_'")
+    }
 }

@@ -38,8 +38,6 @@ struct PulledPage: Sendable {
         case unread([UInt8])
     }
 
-    /// The sync columns read from a stored delta, in this order.
-    private static let columns = ["gid", "deviceToken", "localTimestamp", "isDeleted", "ust"]
     /// The entries of a page that say where it ends.
     private static let header: Set<String> = ["_id", "latestUST", "hasMore"]
 
@@ -69,19 +67,10 @@ struct PulledPage: Sendable {
         case .read(let versions): return versions
         case .unread(let unread): bytes = unread
         }
-        let isModel = { (key: String) in !DeltaPack.reservedKeys.contains(key) }
         let (latestUST, hasMore, versions): (Int64?, Bool, [Version])
-        if let reader = codec as? any StoredFieldsDecoding, let document = reader.decodeStoredArrays(bytes, where: isModel) {
-            let header = try DeltaPack.header(document.values, requireID: false)
-            var read: [Version] = []
-            read.reserveCapacity(document.storedArrays.values.reduce(0) { $0 + $1.count })
-            for (model, blobs) in document.storedArrays {
-                try DeltaPack.requireModelName(model)
-                for (index, blob) in blobs.enumerated() {
-                    read.append(Version(model: model, encoded: try Self.encoded(blob, model: model, at: "\(model)[\(index)]")))
-                }
-            }
-            (latestUST, hasMore, versions) = (header.latestUST, header.hasMore, read)
+        if let pack = try StoredDelta.pack(bytes, codec: codec, requireID: false, refusingReservedFields: false) {
+            let read = pack.deltas.map { Version(model: $0.model, encoded: $0.record) }
+            (latestUST, hasMore, versions) = (pack.header.latestUST, pack.header.hasMore, read)
         } else {
             (latestUST, hasMore, versions) = try Self.read(codec.decode(bytes))
         }
@@ -100,24 +89,5 @@ struct PulledPage: Sendable {
             for delta in deltas { versions.append(Version(model: model, encoded: try EncodedRecord(StoredDelta.record(delta, model: model)))) }
         }
         return (pack.latestUST, pack.hasMore, versions)
-    }
-
-    /// The stored form of the delta `blob` holds (a dictionary read into the stored form): the blob
-    /// without `ust` when its columns are plain, else that of the delta it reads as.
-    private static func encoded(_ blob: [UInt8], model: String, at path: @autoclosure () -> String) throws -> EncodedRecord {
-        let (columns, fields) = try StoredValueFormat.readFields(Self.columns, removing: ["ust"], from: blob)
-        if case .string(let gid)? = columns[0], isLowercaseUUID(gid), case .string(let deviceToken)? = columns[1],
-            isLowercaseUUID(deviceToken), case .integer(let localTimestamp)? = columns[2], case .bool(let isDeleted)? = columns[3]
-        {
-            switch columns[4] {
-            case nil, .integer?, .null?:
-                return EncodedRecord(
-                    key: StoredDelta.key(model, gid), isDeleted: isDeleted,
-                    version: StoredDelta.version(localTimestamp: localTimestamp, deviceToken: deviceToken), fields: fields)
-            default: break
-            }
-        }
-        let delta = try Delta(.dictionary(StoredValueFormat.decodeFields(Data(blob))), at: path())
-        return try EncodedRecord(StoredDelta.record(delta, model: model))
     }
 }

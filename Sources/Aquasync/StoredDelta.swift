@@ -65,6 +65,61 @@ enum StoredDelta {
             adding: ["ust": .integer(Int64(clamping: stored.position.rawValue))])
     }
 
+    /// The sync columns read from a delta in the stored form, in this order.
+    private static let columnsRead = ["gid", "deviceToken", "localTimestamp", "isDeleted", "ust"]
+
+    /// The stored form of the delta `blob` holds — a dictionary a codec read into the stored form
+    /// (``SyncCore/StoredFieldsDecoding``), such as a pulled or a pushed delta — and the first of its field
+    /// names that starts with `_`, if any. When its columns are plain, the record is the blob without
+    /// `ust`, its fields never decoded; otherwise (an `isDeleted` of 0 or 1, a `ust` of another type, a
+    /// bad column) it is that of the ``Delta`` the blob reads as, which applies the protocol's rules.
+    /// - Throws: ``AquasyncValidationError`` naming what is wrong with the delta at `path`.
+    static func encoded(
+        _ blob: [UInt8], model: String, at path: @autoclosure () -> String
+    ) throws -> (record: EncodedRecord, reservedField: String?) {
+        let (columns, fields, reserved) = try StoredValueFormat.readFields(
+            columnsRead, removing: ["ust"], from: blob, noting: { $0.hasPrefix("_") })
+        if case .string(let gid)? = columns[0], isLowercaseUUID(gid), case .string(let deviceToken)? = columns[1],
+            isLowercaseUUID(deviceToken), case .integer(let localTimestamp)? = columns[2], case .bool(let isDeleted)? = columns[3]
+        {
+            switch columns[4] {
+            case nil, .integer?, .null?:
+                let record = EncodedRecord(
+                    key: key(model, gid), isDeleted: isDeleted,
+                    version: version(localTimestamp: localTimestamp, deviceToken: deviceToken), fields: fields)
+                return (record, reserved)
+            default: break
+            }
+        }
+        let delta = try Delta(.dictionary(StoredValueFormat.decodeFields(Data(blob))), at: path())
+        return (try EncodedRecord(record(delta, model: model)), reserved)
+    }
+
+    /// The header and deltas of a pack a codec read into the stored form (``SyncCore/StoredFieldsDecoding``),
+    /// each delta as ``encoded(_:model:at:)`` reads it, model after model; `nil` when `bytes` are not
+    /// such a pack for `codec` (the pack is then read as values, which names what is wrong with it).
+    /// With `refusingReservedFields`, a field name that starts with `_` is refused (a server's rule).
+    /// - Throws: ``AquasyncValidationError`` naming what breaks the protocol's rules.
+    static func pack(
+        _ bytes: [UInt8], codec: any SyncCodec, requireID: Bool, refusingReservedFields: Bool
+    ) throws -> (header: (id: String?, latestUST: Int64?, hasMore: Bool), deltas: [(model: String, record: EncodedRecord)])? {
+        guard let reader = codec as? any StoredFieldsDecoding,
+            let document = reader.decodeStoredArrays(bytes, where: { !DeltaPack.reservedKeys.contains($0) })
+        else { return nil }
+        let header = try DeltaPack.header(document.values, requireID: requireID)
+        var deltas: [(model: String, record: EncodedRecord)] = []
+        deltas.reserveCapacity(document.storedArrays.values.reduce(0) { $0 + $1.count })
+        for (model, blobs) in document.storedArrays {
+            try DeltaPack.requireModelName(model)
+            for (index, blob) in blobs.enumerated() {
+                let (record, reserved) = try encoded(blob, model: model, at: "\(model)[\(index)]")
+                if refusingReservedFields, let reserved { throw AquasyncValidationError.reservedField(reserved, at: "\(model)[\(index)]") }
+                deltas.append((model, record))
+            }
+        }
+        return (header, deltas)
+    }
+
     // MARK: The journal's form
 
     /// The fields of a stored delta that are not the model's: a journal entry that names its record

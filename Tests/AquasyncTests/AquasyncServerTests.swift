@@ -29,6 +29,7 @@ struct AquasyncServerTests {
             ("text timestamp", ["gid": "6f1c8a3e-2b4d-4e5f-8a9b-0c1d2e3f4a5c", "deviceToken": .string(token), "localTimestamp": "soon"]),
             ("wrong isDeleted", ["gid": "6f1c8a3e-2b4d-4e5f-8a9b-0c1d2e3f4a5c", "deviceToken": .string(token), "localTimestamp": 1, "isDeleted": "yes"]),
             ("not a dictionary", "just text"),
+            ("a field name starting with _", ["gid": "6f1c8a3e-2b4d-4e5f-8a9b-0c1d2e3f4a5c", "deviceToken": .string(token), "localTimestamp": 1, "_secret": 1]),
         ] as [(String, SyncValue)], TransportRoute.allCases)
     func invalidDeltaRefused(_ invalid: (label: String, delta: SyncValue), route: TransportRoute) async throws {
         let (label, delta) = invalid
@@ -41,6 +42,43 @@ struct AquasyncServerTests {
             #expect(body["message"]?.stringValue?.isEmpty == false)
             #expect(try await harness.serverStore.latestPosition(for: harness.account) == .start)
         }
+    }
+
+    @Test("a JSON pack read straight into the stored form is stored as the same records as the same pack read as values")
+    func storedFormReadStoresTheSameRecords() async throws {
+        // JSON is read into the stored form; MessagePack, which cannot be, is read as values: the same
+        // deltas (random fields of the types both carry, columns in plain and in other accepted forms).
+        var random = RandomValues(seed: 41, features: [.null], maxDepth: 3)
+        var deltas: [SyncValue] = []
+        for index in 0..<60 {
+            var fields = (random.nextDictionary().dictionaryValue ?? [:]).filter { !$0.key.hasPrefix("_") && !Delta.syncColumns.contains($0.key) }
+            fields["gid"] = .string(String(format: "6f1c8a3e-2b4d-4e5f-8a9b-%012x", index))
+            fields["deviceToken"] = .string(Self.token)
+            fields["localTimestamp"] = .integer(Int64(1_000 + index))
+            switch index % 4 {
+            case 0: fields["isDeleted"] = .bool(index % 8 == 0)
+            case 1: fields["isDeleted"] = .integer(1)  // accepted for a Boolean, read as a delta
+            case 2:  // a server's column a device need not send: dropped
+                fields["isDeleted"] = .bool(false)
+                fields["ust"] = .integer(99)
+            default: break  // isDeleted missing: false
+            }
+            deltas.append(.dictionary(fields))
+        }
+        let pack = Self.pack(deltas)
+        var stored: [TestCodec: [StoredRecord]] = [:]
+        for codec in [TestCodec.json, .msgpack] {
+            let harness = AquasyncHarness()
+            let request = SyncRequest(
+                method: .post, path: "/deltas", contentType: codec.codec.primaryMediaType, body: try codec.codec.encode(pack))
+            let response = try await harness.send(request)
+            #expect(response.status == 200, "\(codec)")
+            stored[codec] = try await harness.serverStore.transaction(for: harness.account) { tx in
+                try await tx.records(in: "aquasync/Contact", after: nil, limit: 1_000)
+            }
+        }
+        #expect(stored[.json]?.count == deltas.count)
+        #expect(stored[.json]?.map(\.record) == stored[.msgpack]?.map(\.record))
     }
 
     @Test("a timestamp sent as a date too far from 1970 gets 422, and a record stamped at the end of time can still be edited")

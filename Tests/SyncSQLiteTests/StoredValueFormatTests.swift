@@ -67,7 +67,7 @@ struct StoredValueFormatTests {
         #expect(error?.code == .invalidArgument)
     }
 
-    @Test func readFieldsReadsNamedFieldsAndRemovesOthers() throws {
+    @Test func readFieldsReadsNamedFieldsRemovesOthersAndNotesAName() throws {
         var values = RandomValues(seed: 11, features: [.null, .date, .data, .unsignedInteger], maxDepth: 3)
         for round in 0..<300 {
             var fields = values.nextDictionary().dictionaryValue ?? [:]
@@ -75,8 +75,11 @@ struct StoredValueFormatTests {
             if round.isMultiple(of: 2) { fields["ust"] = .integer(Int64(round)) }
             let blob = [UInt8](try StoredValueFormat.encode(fields: fields))
             let names = ["ust", "gid", "absent"] + fields.keys.filter { $0 != "ust" && $0 != "gid" }.prefix(1)
-            let (read, rest) = try StoredValueFormat.readFields(names, removing: ["ust", "absent"], from: blob)
+            let (read, rest, noted) = try StoredValueFormat.readFields(
+                names, removing: ["ust", "absent"], from: blob, noting: { $0.hasPrefix("g") })
             #expect(read == names.map { fields[$0] })
+            // The first name in the blob's order (UTF-8 bytes) that the predicate accepts.
+            #expect(noted == fields.keys.filter { $0.hasPrefix("g") }.min { $0.utf8.lexicographicallyPrecedes($1.utf8) })
             var kept = fields
             kept["ust"] = nil
             #expect(rest == (try StoredValueFormat.encode(fields: kept)))

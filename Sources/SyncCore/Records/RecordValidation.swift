@@ -38,6 +38,10 @@ public struct RecordValidation: Sendable {
         }
     }
 
+    /// Whether the rule takes every record without looking at it (``acceptAll``): a server then need
+    /// not make the record it would show the rule.
+    public var acceptsEverything: Bool { checks.isEmpty }
+
     /// This rule, then `check`: a record is taken only when both take it.
     public func and(_ check: @escaping Check) -> RecordValidation {
         RecordValidation(checks: checks + [check])

@@ -180,12 +180,13 @@ package enum StoredValueFormat {
         return fields
     }
 
-    /// The values of the fields named in `names` (`nil` for one the record does not have), and the
-    /// blob without the fields named in `removing`, read from a record's fields blob in one pass.
+    /// The values of the fields named in `names` (`nil` for one the record does not have), the blob
+    /// without the fields named in `removing`, and the first field name that `isNoted` accepts (such as
+    /// a name a server refuses), read from a record's fields blob in one pass.
     /// - Throws: ``StoreError/Code/corrupt`` when `blob` does not hold a dictionary of this format.
     package static func readFields(
-        _ names: [String], removing removed: [String], from blob: [UInt8]
-    ) throws(StoreError) -> (values: [SyncValue?], rest: Data) {
+        _ names: [String], removing removed: [String], from blob: [UInt8], noting isNoted: (String) -> Bool = { _ in false }
+    ) throws(StoreError) -> (values: [SyncValue?], rest: Data, noted: String?) {
         var reader = Reader(bytes: blob)
         try reader.readFormatByte()
         guard try reader.readTag() == .dictionary else { throw StoreError(.corrupt, "stored record fields are not a dictionary") }
@@ -193,9 +194,11 @@ package enum StoredValueFormat {
         let entriesStart = reader.offset
         var values = [SyncValue?](repeating: nil, count: names.count)
         var removedSpans: [Range<Int>] = []
+        var noted: String?
         for _ in 0..<count {
             let entryStart = reader.offset
             let key = try reader.readString()
+            if noted == nil, isNoted(key) { noted = key }
             if let index = names.firstIndex(of: key) {
                 values[index] = try reader.readValue(depth: 1)
             } else {
@@ -204,7 +207,7 @@ package enum StoredValueFormat {
             if removed.contains(key) { removedSpans.append(entryStart..<reader.offset) }
         }
         try reader.requireEnd()
-        guard !removedSpans.isEmpty else { return (values, Data(blob)) }
+        guard !removedSpans.isEmpty else { return (values, Data(blob), noted) }
         var rest: [UInt8] = [version, Tag.dictionary.rawValue]
         rest.reserveCapacity(blob.count)
         writeVarint(UInt64(count - removedSpans.count), to: &rest)
@@ -214,7 +217,7 @@ package enum StoredValueFormat {
             kept = span.upperBound
         }
         rest.append(contentsOf: blob[kept...])
-        return (values, Data(rest))
+        return (values, Data(rest), noted)
     }
 
     /// Reads values from the bytes of one blob: ``decode(_:)``'s reader, and a codec's that writes
