@@ -58,6 +58,8 @@ func testClientConfiguration(maximumConnections: Int = 12) async throws -> Postg
         host: address.host, port: address.port, username: address.username, password: nil,
         database: address.database, tls: .disable)
     configuration.options.maximumConnections = maximumConnections
+    // The settings a store's own pool runs with, so the contract holds with them.
+    configuration.options.additionalStartupParameters = PostgresStore.sessionSettings.map { ($0.name, $0.value) }
     return configuration
 }
 
