@@ -562,7 +562,8 @@ public actor AppSyncClient {
             try await tx.journal.remove(entry.key)
             guard !local.isDeleted else { break }
             let now = wholeSeconds(time)
-            let copy = AppSyncObject(guid: TimeOrderedUUID.make().uuidString, fields: local.fields, timestampCreated: now, timestampLastUpdate: now)
+            let copy = AppSyncObject(
+                guid: TimeOrderedUUID.make().uuidString, fields: local.fields, timestampCreated: now, timestampLastUpdate: now)
             try await writeLocalChange(copy, replacing: nil, action: .add, type: type, at: time, basedOn: nil, in: tx)
         }
         return true

@@ -311,7 +311,9 @@ public struct AquasyncServer: SyncService {
         for (name, deltas) in pack.models {
             for (index, delta) in deltas.enumerated() {
                 let path = "\(name)[\(index)]"
-                if let reserved = delta.fields.keys.first(where: { $0.hasPrefix("_") }) { throw AquasyncValidationError.reservedField(reserved, at: path) }
+                if let reserved = delta.fields.keys.first(where: { $0.hasPrefix("_") }) {
+                    throw AquasyncValidationError.reservedField(reserved, at: path)
+                }
                 guard let models else { continue }
                 guard let model = models[name] else { throw AquasyncValidationError("\(name) is not a known model") }
                 pack.models[name]![index] = try model.validate(delta, at: path)

@@ -113,7 +113,9 @@ enum StoredDelta {
             try DeltaPack.requireModelName(model)
             for (index, blob) in blobs.enumerated() {
                 let (record, reserved) = try encoded(blob, model: model, at: "\(model)[\(index)]")
-                if refusingReservedFields, let reserved { throw AquasyncValidationError.reservedField(reserved, at: "\(model)[\(index)]") }
+                if refusingReservedFields, let reserved {
+                    throw AquasyncValidationError.reservedField(reserved, at: "\(model)[\(index)]")
+                }
                 deltas.append((model, record))
             }
         }

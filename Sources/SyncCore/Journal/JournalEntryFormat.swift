@@ -99,8 +99,7 @@ enum JournalEntryFormat {
     /// The sequence of the entry `stored` holds, read without the rest of the entry.
     /// - Throws: ``StoreError/Code/corrupt`` when the record holds no entry's sequence.
     static func sequence(of stored: EncodedStoredRecord) throws -> Int64 {
-        guard let sequence = try StoredValueFormat.readFields(["sequence"], removing: [], from: [UInt8](stored.fields)).values[0]?.integerValue
-        else { throw corrupt(stored.key) }
+        guard let sequence = try fields(["sequence"], of: stored)[0]?.integerValue else { throw corrupt(stored.key) }
         return sequence
     }
 
@@ -108,11 +107,18 @@ enum JournalEntryFormat {
     /// back, read without the rest of the entry.
     /// - Throws: ``StoreError/Code/corrupt`` when the record does not hold them.
     static func pendingChange(_ stored: EncodedStoredRecord) throws -> PendingChange {
-        let values = try StoredValueFormat.readFields(["collection", "id", "sequence", "remote"], removing: [], from: [UInt8](stored.fields)).values
+        let values = try fields(["collection", "id", "sequence", "remote"], of: stored)
         guard let collection = values[0]?.stringValue, let id = values[1]?.stringValue, let sequence = values[2]?.integerValue else {
             throw corrupt(stored.key)
         }
-        return PendingChange(key: RecordKey(collection: CollectionID(collection), id: RecordID(id)), sequence: sequence, isReadyToSend: values[3] == nil)
+        // Ready to send while no conflict's remote version holds it back (``JournalEntry/isReadyToSend``).
+        return PendingChange(
+            key: RecordKey(collection: CollectionID(collection), id: RecordID(id)), sequence: sequence, isReadyToSend: values[3] == nil)
+    }
+
+    /// The values of the entry fields named in `names`, read from `stored` without the others.
+    private static func fields(_ names: [String], of stored: EncodedStoredRecord) throws -> [SyncValue?] {
+        try StoredValueFormat.readFields(names, removing: [], from: [UInt8](stored.fields)).values
     }
 
     /// The entry with its local version: for an entry that names its record, `record` (the record it names,

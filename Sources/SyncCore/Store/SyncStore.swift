@@ -229,7 +229,7 @@ public protocol StoreTransaction: Sendable {
     func encodedRecords(in collection: CollectionID, after id: RecordID?, limit: Int) async throws -> [EncodedStoredRecord]
 
     /// Tells the transaction that the records at `keys` were never written, because their ids were
-    /// just made (a new random UUID each), so that reading them need not ask the database.
+    /// just made (a new UUID each), so that reading them need not ask the database.
     ///
     /// A record the store does hold at one of `keys` reads as missing in this transaction afterwards;
     /// a write to it still replaces it. Stores that read nothing ahead get the default, which does nothing.
