@@ -454,7 +454,8 @@ public actor AquasyncClient {
     private nonisolated func send(_ chunk: [Outgoing]) async throws -> SyncValue {
         var models: [String: [StoredFields]] = [:]
         for change in chunk { models[change.model, default: []].append(change.wireFields) }
-        let pack = DeltaPack.document(models: models, id: UUID().uuidString.lowercased())
+        // Pack ids in time order: the server files each in its ledger of applied packs, by id.
+        let pack = DeltaPack.document(models: models, id: TimeOrderedUUID.make().uuidString.lowercased())
         let request = SyncRequest(
             method: .post, path: configuration.basePath, contentType: codec.primaryMediaType, accept: codec.primaryMediaType,
             body: try pack.encoded(with: codec))

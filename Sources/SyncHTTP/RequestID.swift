@@ -1,5 +1,6 @@
 import FoundationEssentials
 public import Logging
+import SyncCore
 
 /// The id of the HTTP request being answered: every log line about one request carries it.
 ///
@@ -29,10 +30,12 @@ public enum RequestID {
         return [metadataKey: .string(id)]
     }
 
-    /// The client's id when it is sane, or a new one.
+    /// The client's id when it is sane, or a new one: a UUID in time order (``SyncCore/TimeOrderedUUID``),
+    /// so that the ids of a server's log sort by when their requests came, and no file is opened for its
+    /// random bits (Foundation's random `UUID()` reads `/dev/urandom` each time).
     static func id(fromClient value: String?) -> String {
         if let value, isSane(value) { return value }
-        return UUID().uuidString.lowercased()
+        return TimeOrderedUUID.make().uuidString.lowercased()
     }
 
     /// 1 to 128 characters among ASCII letters, digits and `-._:`.

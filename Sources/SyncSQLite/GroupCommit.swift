@@ -10,11 +10,11 @@ import SyncCore
 /// accounts at once; each used to be a transaction of its own, with its own
 /// hop to GRDB's writer queue and its own `fdatasync`. Grouped, they take one
 /// of each, and nothing else changes for a caller:
-/// - Each commit of a group of several runs in a savepoint of the group's
-///   transaction. A commit whose account another process changed meanwhile
-///   (``RevisionConflict``) rolls back its own savepoint only and is told so;
-///   the others go on. A commit alone in its group runs without one, and its
-///   conflict rolls back the transaction.
+/// - A commit whose account another process changed meanwhile
+///   (``RevisionConflict``) finds out before it writes anything, and is told
+///   so; the others go on. So the commits need no savepoints (releasing one
+///   cost SQLite a statement journal and the allocator a trim of its heap, at
+///   every commit).
 /// - Any other failure (a full disk, a size limit) rolls back the whole group:
 ///   the commit that met it fails with it, and the others are written again in
 ///   the next group, so none of them depends on another's fate.
@@ -92,24 +92,12 @@ final class GroupCommit: Sendable {
             try db.inTransaction(.immediate) {
                 for (index, member) in group.enumerated() {
                     do {
-                        var positions = CommittedPositions(before: .start, latest: .start)
-                        if group.count == 1 {
-                            // Alone, a commit needs no savepoint: its conflict rolls back the group's transaction,
-                            // which is its own. (Inside a savepoint SQLite copies every page the commit changes to
-                            // a statement journal, a temporary file: a big commit wrote its pages twice more.)
-                            positions = try StoreQueries.commit(
-                                member.writes, of: member.account, expectedRevision: member.expectedRevision, db)
-                        } else {
-                            try db.inSavepoint {
-                                positions = try StoreQueries.commit(
-                                    member.writes, of: member.account, expectedRevision: member.expectedRevision, db)
-                                return .commit
-                            }
-                        }
+                        let positions = try StoreQueries.commit(
+                            member.writes, of: member.account, expectedRevision: member.expectedRevision, db)
                         written.append((index, positions))
                     } catch is RevisionConflict {
+                        // Found before the commit wrote anything: the others go on.
                         conflicted.append(index)
-                        if group.count == 1 { return .rollback }
                     } catch {
                         failure = (index, error)
                         return .rollback

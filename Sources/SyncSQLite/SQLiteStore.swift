@@ -26,8 +26,8 @@ public import SyncCore
 /// 2. The body runs. Its reads go to the committed data (each read a
 ///    consistent snapshot) overlaid with the body's own pending writes; its
 ///    writes are only buffered. A body that throws leaves nothing behind.
-/// 3. When the body returns, every buffered write is applied at once, in a
-///    savepoint of one `BEGIN IMMEDIATE` SQLite transaction that the commits of
+/// 3. When the body returns, every buffered write is applied at once, in
+///    one `BEGIN IMMEDIATE` SQLite transaction that the commits of
 ///    other accounts arriving meanwhile share (``GroupCommit``: one `COMMIT`
 ///    and one flush to the disk for all of them): each record written takes
 ///    the account's next position, in the order of its last write, and the

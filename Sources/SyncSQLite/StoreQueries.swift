@@ -160,24 +160,30 @@ enum StoreQueries {
     ///   or `nil` when it read nothing.
     /// - Returns: The positions the commit handed out.
     /// - Throws: ``RevisionConflict`` when another process committed to the
-    ///   account since, or an error of SQLite.
+    ///   account since — before anything is written, so the caller's
+    ///   transaction can go on with other commits — or an error of SQLite.
     @discardableResult
     static func commit(
         _ writes: PendingWrites, of account: AccountID, expectedRevision: Int64?, _ db: Database
     ) throws -> CommittedPositions {
+        // The revision counts up only when it is still the one the reads saw: otherwise no row comes
+        // back and nothing is written. (Account rows are never deleted, and reads see revision 0 for an
+        // account without one, which the insert then makes with revision 1.)
         let accountStatement = try db.cachedStatement(
             sql: """
-                INSERT INTO account(name, revision) VALUES (?, 1)
-                ON CONFLICT(name) DO UPDATE SET revision = revision + 1
+                INSERT INTO account(name, revision) VALUES (?1, 1)
+                ON CONFLICT(name) DO UPDATE SET revision = revision + 1 WHERE ?2 IS NULL OR revision = ?2
                 RETURNING id, last_position, revision
                 """)
-        guard let accountRow = try Row.fetchOne(accountStatement, arguments: [account.rawValue]) else {
-            throw StoreError(.corrupt, "the account row of \(account) could not be written")
-        }
+        guard let accountRow = try Row.fetchOne(accountStatement, arguments: [account.rawValue, expectedRevision])
+        else { throw RevisionConflict() }
         let accountID: Int64 = try accountRow.decode(atIndex: 0)
         var lastPosition: Int64 = try accountRow.decode(atIndex: 1)
         let revision: Int64 = try accountRow.decode(atIndex: 2)
-        if let expectedRevision, revision - 1 != expectedRevision { throw RevisionConflict() }
+        if let expectedRevision, revision - 1 != expectedRevision {
+            // Only a new row gets here: the reads saw an account row that is gone.
+            throw StoreError(.corrupt, "the account row of \(account) disappeared while a transaction read it")
+        }
         let positionBefore = lastPosition
 
         let upsert = try db.cachedStatement(

@@ -1,4 +1,5 @@
 import Foundation
+import GRDB
 import SyncCore
 import Synchronization
 import Testing
@@ -76,5 +77,60 @@ struct GroupCommitTests {
             #expect(try await allChanges(of: store, for: account).count == 3, "\(account)")
         }
         #expect(try await store.integrityProblems().isEmpty)
+    }
+
+    @Test("a commit another process made stale is turned back before it writes anything: the commits grouped with it are written, and it runs again")
+    func staleCommitLeavesItsGroup() async throws {
+        let directory = try TemporaryDirectory()
+        defer { directory.remove() }
+        let path = directory.file("two.sqlite")
+        let store = try SQLiteStore(path: path)
+        let otherProcess = try SQLiteStore(path: path)
+        let accounts = (0..<32).map { AccountID("device-\($0)") }
+        let rounds = 10
+        let bodyRuns = Counter()
+        for round in 0..<rounds {
+            try await withThrowingTaskGroup(of: Void.self) { group in
+                for account in accounts {
+                    group.addTask {
+                        try await store.transaction(for: account) { tx in
+                            try await tx.put(note(RecordID("n\(round)"), ["round": .integer(Int64(round))]))
+                        }
+                    }
+                }
+                group.addTask {
+                    let attempts = Counter()
+                    try await store.transaction(for: "shared") { tx in
+                        _ = bodyRuns.increment()
+                        let seen = try await Self.count(in: tx)
+                        if attempts.increment() == 1 {
+                            // Another process increments the counter after this body read it.
+                            try await otherProcess.transaction(for: "shared") { other in
+                                try await other.put(note("counter", ["count": .integer(try await Self.count(in: other) + 1)]))
+                            }
+                        }
+                        try await tx.put(note("counter", ["count": .integer(seen + 1)]))
+                    }
+                }
+                try await group.waitForAll()
+            }
+        }
+        #expect(bodyRuns.value == 2 * rounds, "each stale commit ran once more")
+        let counter = try await store.readCommitted(for: "shared") { tx in try await Self.count(in: tx) }
+        #expect(counter == Int64(2 * rounds), "no increment lost")
+        // The stale attempts left nothing, not even a count of the account's revision.
+        let revision = try await store.database.read { db in try StoreQueries.revision(of: "shared", db) }
+        #expect(revision == Int64(2 * rounds))
+        #expect(try await allChanges(of: store, for: "shared").map(\.position.rawValue) == [UInt64(2 * rounds)])
+        for account in accounts {
+            let changes = try await allChanges(of: store, for: account)
+            #expect(changes.map(\.position.rawValue) == Array(1...UInt64(rounds)), "\(account)")
+        }
+        #expect(try await store.integrityProblems().isEmpty)
+    }
+
+    /// The `count` of the record `notes/counter`, 0 without one.
+    private static func count(in tx: any StoreTransaction) async throws -> Int64 {
+        try await tx.record(RecordKey(collection: "notes", id: "counter"))?.record.fields["count"]?.integerValue ?? 0
     }
 }
