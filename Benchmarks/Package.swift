@@ -17,6 +17,7 @@ let package = Package(
         .package(url: "https://github.com/ordo-one/malloc-interposer", from: "1.6.1"),
         .package(url: "https://github.com/vapor/postgres-nio", from: "1.33.2"),
         .package(url: "https://github.com/swift-server/async-http-client", from: "1.37.0"),
+        .package(url: "https://github.com/apple/swift-nio", from: "2.101.2"),
     ],
     targets: [
         // MARK: C peers
@@ -98,6 +99,8 @@ let package = Package(
             name: "sync-load",
             dependencies: [
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "SyncCore", package: "Anchorage"),
                 .product(name: "SyncHTTP", package: "Anchorage"),
                 .product(name: "SyncJSON", package: "Anchorage"),

@@ -17,6 +17,8 @@
 import AsyncHTTPClient
 import Aquasync
 import Foundation
+import NIOCore
+import NIOPosix
 import SyncCore
 import SyncHTTP
 import SyncJSON
@@ -26,6 +28,10 @@ import SyncSamples
 struct SyncLoad {
     /// Runs the benchmark; a failure is one line on standard error and exit status 1.
     static func main() async {
+        // The devices' tasks run on NIO's event loops, as `anchorage serve`'s do: a task resumed by its HTTP
+        // answer goes on on the thread that read it, instead of hopping to the cooperative pool. The load
+        // generator shares the machine's cores with the server, and the hops were its threads' time.
+        _ = NIOSingletons.unsafeTryInstallSingletonPosixEventLoopGroupAsConcurrencyGlobalExecutor()
         var failure: (any Error)?
         do { try await run(Options(CommandLine.arguments)) } catch { failure = error }
         try? FileManager.default.removeItem(atPath: scratchFolder)
