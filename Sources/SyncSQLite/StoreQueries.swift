@@ -166,23 +166,23 @@ enum StoreQueries {
     static func commit(
         _ writes: PendingWrites, of account: AccountID, expectedRevision: Int64?, _ db: Database
     ) throws -> CommittedPositions {
-        // The revision counts up only when it is still the one the reads saw: otherwise no row comes
-        // back and nothing is written. (Account rows are never deleted, and reads see revision 0 for an
-        // account without one, which the insert then makes with revision 1.)
-        let accountStatement = try db.cachedStatement(
-            sql: """
-                INSERT INTO account(name, revision) VALUES (?1, 1)
-                ON CONFLICT(name) DO UPDATE SET revision = revision + 1 WHERE ?2 IS NULL OR revision = ?2
-                RETURNING id, last_position, revision
-                """)
-        guard let accountRow = try Row.fetchOne(accountStatement, arguments: [account.rawValue, expectedRevision])
-        else { throw RevisionConflict() }
-        let accountID: Int64 = try accountRow.decode(atIndex: 0)
-        var lastPosition: Int64 = try accountRow.decode(atIndex: 1)
-        let revision: Int64 = try accountRow.decode(atIndex: 2)
-        if let expectedRevision, revision - 1 != expectedRevision {
-            // Only a new row gets here: the reads saw an account row that is gone.
-            throw StoreError(.corrupt, "the account row of \(account) disappeared while a transaction read it")
+        // The revision the reads saw must still be the account's: otherwise nothing is written. (Reads see
+        // revision 0 for an account without a row; account rows are never deleted.) The account's row is
+        // written last, by its id: every write here changes one row found by a unique key, which SQLite does
+        // without a statement journal — an upsert, or a statement with RETURNING, copies each page it changes
+        // into one, in 64 KiB it allocates and frees each time.
+        let accountID: Int64
+        var lastPosition: Int64
+        let found = try db.cachedStatement(sql: "SELECT id, last_position, revision FROM account WHERE name = ?")
+        if let row = try Row.fetchOne(found, arguments: [account.rawValue]) {
+            if let expectedRevision, try row.decode(Int64.self, atIndex: 2) != expectedRevision { throw RevisionConflict() }
+            accountID = try row.decode(atIndex: 0)
+            lastPosition = try row.decode(atIndex: 1)
+        } else {
+            if let expectedRevision, expectedRevision != 0 { throw RevisionConflict() }
+            try db.cachedStatement(sql: "INSERT INTO account(name) VALUES (?)").execute(arguments: [account.rawValue])
+            accountID = db.lastInsertedRowID
+            lastPosition = 0
         }
         let positionBefore = lastPosition
 
@@ -227,7 +227,7 @@ enum StoreQueries {
             }
         }
 
-        try db.cachedStatement(sql: "UPDATE account SET last_position = ? WHERE id = ?")
+        try db.cachedStatement(sql: "UPDATE account SET last_position = ?, revision = revision + 1 WHERE id = ?")
             .execute(arguments: [lastPosition, accountID])
         return try CommittedPositions(before: ChangePosition(position(positionBefore)), latest: ChangePosition(position(lastPosition)))
     }
