@@ -100,6 +100,9 @@ struct SyncLoad {
     static func fastSyncs(server: ServerProcess, accounts: [String], seconds: Double) async throws -> FastSyncRun {
         var configuration = HTTPClient.Configuration()
         configuration.connectionPool.concurrentHTTP1ConnectionsPerHostSoftLimit = accounts.count
+        // No spans: without a tracer bootstrapped, AsyncHTTPClient would still make a no-op span of every
+        // request, parsing its URL again for the span's attributes.
+        configuration.tracing.tracer = nil
         let client = HTTPClient(eventLoopGroupProvider: .singleton, configuration: configuration)
         let devices = accounts.map { account in
             AquasyncClient(
