@@ -13,21 +13,19 @@ struct SQLiteCommittedReads: CommittedReads {
     }
 
     func records(at keys: [RecordKey], of account: AccountID) async throws -> ([RecordKey: EncodedStoredRecord], revision: Int64) {
-        // Keys of several collections take a query each: a transaction keeps them on one snapshot.
+        // Keys of several collections take a query each, which must agree.
         guard let first = keys.first, keys.contains(where: { $0.collection != first.collection }) else {
             return try await read(account) { db in try StoreQueries.records(at: keys, of: account, db) }
         }
-        return try readSnapshotOnCallingThread(database) { db in
-            (try StoreQueries.records(at: keys, of: account, db), try StoreQueries.revision(of: account, db))
-        }
+        return try readAgreeing(account) { db in try StoreQueries.records(at: keys, of: account, db) }
     }
 
     func records(
         at keys: [RecordKey], metadata key: String, for peer: PeerID, of account: AccountID
     ) async throws -> (([RecordKey: StoredRecord], SyncValue?), revision: Int64) {
-        try readSnapshotOnCallingThread(database) { db in
+        try readAgreeing(account) { db in
             let found = try StoreQueries.records(at: keys, of: account, db).mapValues { try $0.decoded() }
-            return ((found, try StoreQueries.metadata(key, for: peer, of: account, db)), try StoreQueries.revision(of: account, db))
+            return (found, try StoreQueries.metadata(key, for: peer, of: account, db))
         }
     }
 
@@ -56,6 +54,26 @@ struct SQLiteCommittedReads: CommittedReads {
             let revision = try StoreQueries.revision(of: account, db)
             return (try query(db), revision)
         }
+    }
+
+    /// Runs `query`, whose statements must read the same state of the account, between two reads of the
+    /// account's revision, on the calling thread.
+    ///
+    /// Every commit to the account counts its revision up in the same SQLite transaction, so when both
+    /// reads give the same revision, no commit to the account came between the statements. A read
+    /// transaction would hold them on one snapshot too, but beginning and ending one cost more than two
+    /// reads of the revision. When another process keeps committing to the account, the third try runs
+    /// in a read transaction.
+    private func readAgreeing<T>(_ account: AccountID, _ query: (Database) throws -> T) throws -> (T, revision: Int64) {
+        for _ in 0..<2 {
+            let agreed: (T, revision: Int64)? = try readOnCallingThread(database) { db in
+                let revision = try StoreQueries.revision(of: account, db)
+                let result = try query(db)
+                return try StoreQueries.revision(of: account, db) == revision ? (result, revision) : nil
+            }
+            if let agreed { return agreed }
+        }
+        return try readSnapshotOnCallingThread(database) { db in (try query(db), try StoreQueries.revision(of: account, db)) }
     }
 }
 
