@@ -13,7 +13,8 @@
 # 4. prints the table of Anchorage/Kinto ratios and the targets (kinto/report.py); with --write-docs it also
 #    writes docs/performance-results.md and docs/performance.svg.
 #
-# Environment: DEVICES (10,100,1000), RUN_SECONDS (10 a fast-sync run), CONTACTS (100000, Anchorage's upload,
+# Environment: DEVICES (10,100,1000), RUN_SECONDS (10 a fast-sync run), REPEATS (3: each of Anchorage's fast-sync
+# figures is the median of that many runs), CONTACTS (100000, Anchorage's upload,
 # pull and import), KINTO_CONTACTS (10000: Kinto uploads a few hundred records a second, so 100,000 would take
 # minutes; the figures compared are rates), SKIP_BUILD=1 to run the release builds already there, NO_POSTGRES=1 to skip PostgreSQL, NO_KINTO=1 to skip the peer.
 set -euo pipefail
@@ -71,6 +72,7 @@ if [ -z "${NO_POSTGRES:-}" ]; then
 fi
 echo "== Anchorage"
 "$bin/sync-load" --anchorage "$bin/anchorage" "${postgres_arguments[@]}" --devices "$devices" --seconds "$run_seconds" \
+    --repeat "${REPEATS:-3}" \
     --contacts "$contacts" --json "$work/anchorage.json"
 
 results=("$work/anchorage.json")

@@ -8,12 +8,15 @@
 // clients in this process, over HTTP with JSON, each with its own account and connection:
 //
 // - fast syncs: N devices (10, 100, 1,000) each save one contact and sync (push 1 + pull) in a loop:
-//   syncs/s, p50/p99 of a sync, the server's CPU time per sync (/proc/PID/stat) and its peak RSS;
+//   syncs/s, p50/p99 of a sync, the server's CPU time per sync (/proc/PID/stat) and its peak RSS; each
+//   figure the median of 3 runs (--repeat), each run with a server of its own;
 // - import: `anchorage records import` of 100,000 contacts (SyncSamples, no photos) from JSON Lines into a
 //   SQLite device: seconds;
 // - upload: `anchorage sync` of a copy of that device sends the 100,000 contacts: records/s, the device's
 //   and the server's peak RSS;
-// - pull: `anchorage sync` brings the 100,000 contacts into an empty SQLite device: the same figures.
+// - pull: `anchorage sync` brings the 100,000 contacts into an empty SQLite device: the same figures;
+//   upload and pull each the run of median time of 3, with the highest peak RSS of the three.
+// Every run starts after the disk has written what the runs before left (sync(2)).
 import AsyncHTTPClient
 import Aquasync
 import Foundation
@@ -52,6 +55,7 @@ struct SyncLoad {
         // The import comes first: the device it fills is the one each upload starts from (a copy of it).
         var imported: String?
         if options.contacts > 0 {
+            flushToDisk()
             let (seconds, device, peakRSS) = try importWithCommandLine(contacts, anchorage: options.anchorage)
             imported = device
             results.values["import.seconds"] = seconds
@@ -64,28 +68,47 @@ struct SyncLoad {
         }
         for (name, store) in stores {
             for devices in options.devices {
-                let prefix = "\(name)-\(devices)-\(UUID().uuidString.prefix(8).lowercased())"
-                let server = try ServerProcess(anchorage: options.anchorage, store: try store(prefix), accounts: (0..<devices).map { "\(prefix)-d\($0)" })
-                defer { server.stop() }
-                let run = try await fastSyncs(server: server, accounts: (0..<devices).map { "\(prefix)-d\($0)" }, seconds: options.seconds)
-                results.add("\(name).fast.\(devices)", run)
-                print(run.line(store: name, devices: devices))
+                // The machine's speed wanders from minute to minute: each figure is the median of several runs.
+                var runs: [FastSyncRun] = []
+                for _ in 0..<max(1, options.repeats) {
+                    let prefix = "\(name)-\(devices)-\(UUID().uuidString.prefix(8).lowercased())"
+                    let server = try ServerProcess(
+                        anchorage: options.anchorage, store: try store(prefix), accounts: (0..<devices).map { "\(prefix)-d\($0)" })
+                    defer { server.stop() }
+                    flushToDisk()
+                    let run = try await fastSyncs(server: server, accounts: (0..<devices).map { "\(prefix)-d\($0)" }, seconds: options.seconds)
+                    runs.append(run)
+                    print(run.line(store: name, devices: devices))
+                }
+                let median = FastSyncMedians(runs)
+                results.add("\(name).fast.\(devices)", median)
+                if runs.count > 1 { print(median.line(store: name, devices: devices)) }
             }
             if let imported {
-                let account = "\(name)-bulk-\(UUID().uuidString.prefix(8).lowercased())"
-                let server = try ServerProcess(anchorage: options.anchorage, store: try store(account), accounts: [account])
-                defer { server.stop() }
-                let device = try copyOfDevice(imported)
-                let upload = try syncWithCommandLine(
-                    device: device, server: server, account: account, anchorage: options.anchorage, expecting: "pushed \(contacts.count)",
-                    records: contacts.count)
-                results.add("\(name).upload", upload)
-                print(upload.line(store: name, what: "upload"))
-                let pull = try syncWithCommandLine(
-                    device: temporaryPath("pull-device", "sqlite"), server: server, account: account, anchorage: options.anchorage,
-                    expecting: "pulled \(contacts.count)", records: contacts.count)
-                results.add("\(name).pull", pull)
-                print(pull.line(store: name, what: "pull"))
+                var uploads: [BulkRun] = []
+                var pulls: [BulkRun] = []
+                for _ in 0..<max(1, options.repeats) {
+                    let account = "\(name)-bulk-\(UUID().uuidString.prefix(8).lowercased())"
+                    let server = try ServerProcess(anchorage: options.anchorage, store: try store(account), accounts: [account])
+                    defer { server.stop() }
+                    let device = try copyOfDevice(imported)
+                    let upload = try syncWithCommandLine(
+                        device: device, server: server, account: account, anchorage: options.anchorage,
+                        expecting: "pushed \(contacts.count)", records: contacts.count)
+                    uploads.append(upload)
+                    print(upload.line(store: name, what: "upload"))
+                    let pull = try syncWithCommandLine(
+                        device: temporaryPath("pull-device", "sqlite"), server: server, account: account, anchorage: options.anchorage,
+                        expecting: "pulled \(contacts.count)", records: contacts.count)
+                    pulls.append(pull)
+                    print(pull.line(store: name, what: "pull"))
+                    try? FileManager.default.removeItem(atPath: device)
+                }
+                for (what, runs) in [("upload", uploads), ("pull", pulls)] {
+                    let median = BulkRun.median(of: runs)
+                    results.add("\(name).\(what)", median)
+                    if runs.count > 1 { print(median.line(store: name, what: "\(what) (median of \(runs.count) runs)")) }
+                }
             }
         }
         if let json = options.json {
@@ -167,6 +190,7 @@ struct SyncLoad {
         process.environment = ProcessInfo.processInfo.environment.merging(["ANCHORAGE_PASSWORD": ServerProcess.password]) { $1 }
         let output = Pipe()
         process.standardOutput = output
+        flushToDisk()
         let before = server.usage()
         let began = ContinuousClock.now
         try process.run()
@@ -231,6 +255,8 @@ struct Options {
     var devices = [10, 100, 1_000]
     var seconds = 10.0
     var contacts = 100_000
+    /// How many runs each fast-sync figure is the median of.
+    var repeats = 3
     var json: String?
 
     init(_ arguments: [String]) throws {
@@ -238,13 +264,14 @@ struct Options {
             arguments.firstIndex(of: name).flatMap { arguments.indices.contains($0 + 1) ? arguments[$0 + 1] : nil }
         }
         guard let anchorage = value("--anchorage") else {
-            throw BenchmarkError("usage: sync-load --anchorage PATH [--postgres URL] [--devices 10,100,1000] [--seconds 10] [--contacts 100000] [--json OUT]")
+            throw BenchmarkError("usage: sync-load --anchorage PATH [--postgres URL] [--devices 10,100,1000] [--seconds 10] [--repeat 3] [--contacts 100000] [--json OUT]")
         }
         self.anchorage = anchorage
         postgres = value("--postgres")
         if let list = value("--devices") { devices = list.split(separator: ",").compactMap { Int($0) } }
         if let text = value("--seconds"), let seconds = Double(text) { self.seconds = seconds }
         if let text = value("--contacts"), let contacts = Int(text) { self.contacts = contacts }
+        if let text = value("--repeat"), let repeats = Int(text) { self.repeats = repeats }
         json = value("--json")
     }
 }
@@ -259,12 +286,13 @@ struct BenchmarkError: Error, CustomStringConvertible {
 struct Results {
     var values: [String: Double] = [:]
 
-    mutating func add(_ prefix: String, _ run: FastSyncRun) {
-        values["\(prefix).syncs_per_s"] = run.syncsPerSecond
-        values["\(prefix).p50_ms"] = run.percentile(0.5) * 1_000
-        values["\(prefix).p99_ms"] = run.percentile(0.99) * 1_000
-        values["\(prefix).server_cpu_ms_per_sync"] = run.cpuPerSync * 1_000
-        values["\(prefix).server_rss_mb"] = Double(run.serverPeakRSS) / 1_048_576
+    mutating func add(_ prefix: String, _ median: FastSyncMedians) {
+        values["\(prefix).syncs_per_s"] = median.syncsPerSecond
+        values["\(prefix).p50_ms"] = median.p50 * 1_000
+        values["\(prefix).p99_ms"] = median.p99 * 1_000
+        values["\(prefix).server_cpu_ms_per_sync"] = median.cpuPerSync * 1_000
+        values["\(prefix).server_rss_mb"] = Double(median.serverPeakRSS) / 1_048_576
+        values["\(prefix).runs"] = Double(median.runs)
     }
 
     mutating func add(_ prefix: String, _ run: BulkRun) {
@@ -303,6 +331,44 @@ struct FastSyncRun {
     }
 }
 
+/// The medians of several fast-sync runs of one configuration, figure by figure, and the highest peak RSS.
+struct FastSyncMedians {
+    let runs: Int
+    let syncsPerSecond: Double
+    let p50: Double
+    let p99: Double
+    let cpuPerSync: Double
+    let serverPeakRSS: Int
+
+    init(_ runs: [FastSyncRun]) {
+        func median(_ values: [Double]) -> Double {
+            let sorted = values.sorted()
+            guard !sorted.isEmpty else { return 0 }
+            return sorted.count % 2 == 1 ? sorted[sorted.count / 2] : (sorted[sorted.count / 2 - 1] + sorted[sorted.count / 2]) / 2
+        }
+        self.runs = runs.count
+        syncsPerSecond = median(runs.map(\.syncsPerSecond))
+        p50 = median(runs.map { $0.percentile(0.5) })
+        p99 = median(runs.map { $0.percentile(0.99) })
+        cpuPerSync = median(runs.map(\.cpuPerSync))
+        serverPeakRSS = runs.map(\.serverPeakRSS).max() ?? 0
+    }
+
+    func line(store: String, devices: Int) -> String {
+        "\(store), \(devices) devices, median of \(runs) runs: \(Int(syncsPerSecond)) syncs/s, p50 \(format(p50 * 1_000, 1)) ms, "
+            + "p99 \(format(p99 * 1_000, 1)) ms, server CPU \(format(cpuPerSync * 1_000_000, 0)) µs a sync, "
+            + "server peak RSS \(serverPeakRSS / 1_048_576) MB"
+    }
+}
+
+/// Writes every file's changed pages to the disk (`sync(2)`), so that a run does not share the disk with
+/// the writes of the one before (an import leaves some 100 MB to write back).
+func flushToDisk() {
+    #if canImport(Glibc)
+    Glibc.sync()
+    #endif
+}
+
 /// One upload or pull of many records.
 struct BulkRun {
     let records: Int
@@ -310,6 +376,15 @@ struct BulkRun {
     let serverCPU: Double
     let serverPeakRSS: Int
     let devicePeakRSS: Int
+
+    /// The run of median time, with the highest peak RSS of all the runs.
+    static func median(of runs: [BulkRun]) -> BulkRun {
+        let sorted = runs.sorted { $0.seconds < $1.seconds }
+        let middle = sorted[sorted.count / 2]
+        return BulkRun(
+            records: middle.records, seconds: middle.seconds, serverCPU: middle.serverCPU,
+            serverPeakRSS: runs.map(\.serverPeakRSS).max() ?? 0, devicePeakRSS: runs.map(\.devicePeakRSS).max() ?? 0)
+    }
 
     func line(store: String, what: String) -> String {
         "\(store), \(what) of \(records) contacts: \(format(seconds, 2)) s, \(Int(Double(records) / seconds)) records/s, "
