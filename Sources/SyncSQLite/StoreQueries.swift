@@ -167,10 +167,9 @@ enum StoreQueries {
         _ writes: PendingWrites, of account: AccountID, expectedRevision: Int64?, _ db: Database
     ) throws -> CommittedPositions {
         // The revision the reads saw must still be the account's: otherwise nothing is written. (Reads see
-        // revision 0 for an account without a row; account rows are never deleted.) The account's row is
-        // written last, by its id: every write here changes one row found by a unique key, which SQLite does
-        // without a statement journal — an upsert, or a statement with RETURNING, copies each page it changes
-        // into one, in 64 KiB it allocates and frees each time.
+        // revision 0 for an account without a row; account rows are never deleted.) The account's row is read,
+        // then updated last by its id: the upsert with RETURNING that wrote it before took a statement journal,
+        // into which SQLite copies each page the statement changes, in 64 KiB allocated and freed every time.
         let accountID: Int64
         var lastPosition: Int64
         let found = try db.cachedStatement(sql: "SELECT id, last_position, revision FROM account WHERE name = ?")
