@@ -33,7 +33,9 @@ struct SyncLoad {
     static func main() async {
         // The devices' tasks run on NIO's event loops, as `anchorage serve`'s do: a task resumed by its HTTP
         // answer goes on on the thread that read it, instead of hopping to the cooperative pool. The load
-        // generator shares the machine's cores with the server, and the hops were its threads' time.
+        // generator shares the machine's cores with the server, and the hops were its threads' time. A task
+        // stays on the loop it runs on, and so do the connections it opens: the devices share the loop of
+        // `main`, one thread.
         _ = NIOSingletons.unsafeTryInstallSingletonPosixEventLoopGroupAsConcurrencyGlobalExecutor()
         var failure: (any Error)?
         do { try await run(Options(CommandLine.arguments)) } catch { failure = error }
