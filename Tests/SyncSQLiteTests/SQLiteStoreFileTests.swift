@@ -135,6 +135,53 @@ struct SQLiteStoreFileTests {
         try second.close()
     }
 
+    @Test("reads that must agree (records with a metadata value, records of two collections) never see half of another process's commit")
+    func readsThatMustAgreeSeeWholeCommits() async throws {
+        let directory = try TemporaryDirectory()
+        defer { directory.remove() }
+        let path = directory.file("agree.sqlite")
+        let reader = try SQLiteStore(path: path)
+        let writer = try SQLiteStore(path: path)
+        let (notes, tasks) = (RecordKey(collection: "notes", id: "n"), RecordKey(collection: "tasks", id: "t"))
+        let commits = 300
+        let torn = Counter()
+        let reads = Counter()
+        try await withThrowingTaskGroup(of: Void.self) { group in
+            group.addTask {
+                // Each commit writes the same count into two records and a metadata value.
+                for count in 1...commits {
+                    try await writer.transaction(for: "ada") { tx in
+                        try await tx.put(note("n", ["n": .integer(Int64(count))]))
+                        try await tx.put(note("t", ["n": .integer(Int64(count))], collection: "tasks"))
+                        try await tx.setMetadata(.integer(Int64(count)), "count", for: "server")
+                    }
+                }
+            }
+            group.addTask {
+                var last: Int64 = 0
+                while last < Int64(commits) {
+                    // Each a read of its own: a transaction keeps what it read, so a second read of `notes`
+                    // in the same body would give the first one's answer.
+                    let (note, meta) = try await reader.readCommitted(for: "ada") { tx in
+                        let read = try await tx.records(at: [notes], withMetadata: "count", for: "server")
+                        return (read.records[notes]?.record.fields["n"]?.integerValue ?? 0, read.metadata?.integerValue ?? 0)
+                    }
+                    let both = try await reader.readCommitted(for: "ada") { tx in
+                        try await tx.records(at: [notes, tasks]).mapValues { $0.record.fields["n"]?.integerValue ?? 0 }
+                    }
+                    if note != meta || both[notes] != both[tasks] { _ = torn.increment() }
+                    _ = reads.increment()
+                    last = note
+                }
+            }
+            try await group.waitForAll()
+        }
+        #expect(torn.value == 0, "\(torn.value) of \(reads.value) reads saw half of a commit")
+        #expect(reads.value > 1)
+        try reader.close()
+        try writer.close()
+    }
+
     @Test func bodyRunsAgainWhenAnotherProcessCommittedMeanwhile() async throws {
         let directory = try TemporaryDirectory()
         defer { directory.remove() }

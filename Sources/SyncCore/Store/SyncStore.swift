@@ -140,6 +140,12 @@ package struct ReadOnlyTransaction: StoreTransaction {
 
     package func records(at keys: [RecordKey]) async throws -> [RecordKey: StoredRecord] { try await base.records(at: keys) }
 
+    package func records(
+        at keys: [RecordKey], withMetadata key: String, for peer: PeerID
+    ) async throws -> (records: [RecordKey: StoredRecord], metadata: SyncValue?) {
+        try await base.records(at: keys, withMetadata: key, for: peer)
+    }
+
     package func encodedRecords(at keys: [RecordKey]) async throws -> [RecordKey: EncodedStoredRecord] {
         try await base.encodedRecords(at: keys)
     }
