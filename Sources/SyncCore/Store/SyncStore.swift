@@ -56,8 +56,9 @@ public protocol SyncStore: Sendable {
 
     /// Runs `body` on `account`'s committed data without waiting for the account's transactions,
     /// and returns its result. Each read sees what is committed when it runs, so two reads may see
-    /// different commits: for a reader that needs no snapshot and runs beside a writer of the same
-    /// account — a push reading its next pack while the answer to the one before is written down.
+    /// different commits (a record or metadata value read again keeps the answer of its first read):
+    /// for a reader that needs no snapshot and runs beside a writer of the same account — a push
+    /// reading its next pack while the answer to the one before is written down.
     /// `body` must not write.
     ///
     /// A store without such reads runs `body` as a transaction that refuses writes (the default).
