@@ -326,11 +326,7 @@ struct FastSyncRun {
         latencies.isEmpty ? 0 : latencies[min(latencies.count - 1, Int(Double(latencies.count) * p))].seconds
     }
 
-    func line(store: String, devices: Int) -> String {
-        "\(store), \(devices) devices: \(Int(syncsPerSecond)) syncs/s, p50 \(format(percentile(0.5) * 1_000, 1)) ms, "
-            + "p99 \(format(percentile(0.99) * 1_000, 1)) ms, server CPU \(format(cpuPerSync * 1_000_000, 0)) µs a sync, "
-            + "server peak RSS \(serverPeakRSS / 1_048_576) MB"
-    }
+    func line(store: String, devices: Int) -> String { FastSyncMedians([self]).line(store: store, devices: devices) }
 }
 
 /// The medians of several fast-sync runs of one configuration, figure by figure, and the highest peak RSS.
@@ -356,8 +352,10 @@ struct FastSyncMedians {
         serverPeakRSS = runs.map(\.serverPeakRSS).max() ?? 0
     }
 
+    /// The figures in one line; "median of N runs" when there were several.
     func line(store: String, devices: Int) -> String {
-        "\(store), \(devices) devices, median of \(runs) runs: \(Int(syncsPerSecond)) syncs/s, p50 \(format(p50 * 1_000, 1)) ms, "
+        "\(store), \(devices) devices\(runs > 1 ? ", median of \(runs) runs" : ""): \(Int(syncsPerSecond)) syncs/s, "
+            + "p50 \(format(p50 * 1_000, 1)) ms, "
             + "p99 \(format(p99 * 1_000, 1)) ms, server CPU \(format(cpuPerSync * 1_000_000, 0)) µs a sync, "
             + "server peak RSS \(serverPeakRSS / 1_048_576) MB"
     }
