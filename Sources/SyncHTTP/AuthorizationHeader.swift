@@ -18,25 +18,47 @@ public enum AuthorizationHeader {
     public static let maxLength = 16 * 1024
 
     /// The credentials a header value carries, or `nil` when it carries none that can be read.
+    ///
+    /// Read as UTF-8 bytes: every separator it looks for (space, tab, colon) is ASCII.
     public static func credentials(from headerValue: String?) -> Credentials? {
         guard let headerValue, headerValue.utf8.count <= maxLength else { return nil }
-        let trimmed = headerValue.trimmedOfHTTPWhitespace
-        guard let space = trimmed.firstIndex(of: " ") else { return nil }
-        let scheme = trimmed[..<space].lowercased()
-        let parameter = trimmed[trimmed.index(after: space)...].trimmedOfHTTPWhitespace
+        let value = trimmingHTTPWhitespace(headerValue.utf8[...])
+        guard let space = value.firstIndex(of: UInt8(ascii: " ")) else { return nil }
+        let scheme = value[..<space]
+        let parameter = trimmingHTTPWhitespace(value[value.index(after: space)...])
         guard !parameter.isEmpty else { return nil }
-        switch scheme {
-        case "basic":
-            guard let decoded = Data(base64Encoded: parameter),
-                let text = String(validating: decoded, as: UTF8.self),
-                let colon = text.firstIndex(of: ":")
+        if equalsIgnoringASCIICase(scheme, "basic") {
+            guard let decoded = Data(base64Encoded: Data(parameter)),
+                String(validating: decoded, as: UTF8.self) != nil,
+                let colon = decoded.firstIndex(of: UInt8(ascii: ":"))
             else { return nil }
-            return .basic(username: String(text[..<colon]), password: String(text[text.index(after: colon)...]))
-        case "bearer":
-            return .bearer(parameter)
-        default:
-            return nil
+            // A colon is one byte in UTF-8, so both sides of it are valid UTF-8 as well.
+            return .basic(
+                username: String(decoding: decoded[..<colon], as: UTF8.self),
+                password: String(decoding: decoded[decoded.index(after: colon)...], as: UTF8.self))
         }
+        if equalsIgnoringASCIICase(scheme, "bearer") {
+            return .bearer(String(decoding: parameter, as: UTF8.self))
+        }
+        return nil
+    }
+
+    /// `bytes` without the spaces and tabs at either end.
+    private static func trimmingHTTPWhitespace(_ bytes: Substring.UTF8View) -> Substring.UTF8View {
+        func isWhitespace(_ byte: UInt8) -> Bool { byte == UInt8(ascii: " ") || byte == UInt8(ascii: "\t") }
+        guard let first = bytes.firstIndex(where: { !isWhitespace($0) }),
+            let last = bytes.lastIndex(where: { !isWhitespace($0) })
+        else { return bytes[bytes.endIndex...] }
+        return bytes[first...last]
+    }
+
+    /// Whether `bytes` spell `lowercaseName` in any case.
+    private static func equalsIgnoringASCIICase(_ bytes: Substring.UTF8View, _ lowercaseName: StaticString) -> Bool {
+        let name = UnsafeBufferPointer(start: lowercaseName.utf8Start, count: lowercaseName.utf8CodeUnitCount)
+        return bytes.count == name.count
+            && zip(bytes, name).allSatisfy { byte, letter in
+                byte == letter || (UInt8(ascii: "A")...UInt8(ascii: "Z")).contains(byte) && byte + 32 == letter
+            }
     }
 
     /// The header value that presents `credentials`.

@@ -60,10 +60,19 @@ public struct ServerObservability: Sendable {
 
     /// The `stack` label of a request path.
     func stack(of path: Substring) -> String {
-        let matching = stacks.filter { prefix, _ in
-            prefix == "/" || path == prefix || path.hasPrefix(prefix + "/") || path.hasPrefix(prefix + ":")
+        var longest: (prefix: String, stack: String)?
+        for (prefix, stack) in stacks where prefix.utf8.count > longest?.prefix.utf8.count ?? -1 {
+            if Self.path(path, isUnder: prefix) { longest = (prefix, stack) }
         }
-        return matching.max { $0.key.count < $1.key.count }?.value ?? "other"
+        return longest?.stack ?? "other"
+    }
+
+    /// Whether `path` is `prefix` or below it (`prefix/…` or `prefix:…`); every path is under `/`.
+    private static func path(_ path: Substring, isUnder prefix: String) -> Bool {
+        guard prefix != "/" else { return true }
+        guard path.utf8.starts(with: prefix.utf8) else { return false }
+        let next = path.utf8.dropFirst(prefix.utf8.count).first
+        return next == nil || next == UInt8(ascii: "/") || next == UInt8(ascii: ":")
     }
 
     /// The factory request metrics go to now.

@@ -93,8 +93,7 @@ public struct SyncServiceResponder<Context>: HTTPResponder {
         return response
     }
 
-    /// The `X-Request-ID` header field.
-    private static var requestIDField: HTTPFields.Element.Name { HTTPFields.Element.Name(RequestID.header)! }
+    private static var requestIDField: HTTPFields.Element.Name { HeaderFieldNames.requestID }
 
     /// The answer to `GET /health`, `/ready` or `/metrics`, or `nil` for a request the service answers.
     private func probeAnswer(_ request: Request, path: Substring) async -> Response? {
@@ -162,7 +161,7 @@ public struct SyncServiceResponder<Context>: HTTPResponder {
         case .failure(.broken(let error)):
             return (SyncServiceError.badRequest("the request body could not be read: \(error)").response, nil)
         }
-        let syncRequest = Self.syncRequest(from: request, body: body)
+        let syncRequest = Self.syncRequest(from: request, credentials: credentials, body: body)
         let account: AccountID?
         do {
             account = try await authenticator.authenticate(syncRequest.credentials)
@@ -183,18 +182,19 @@ public struct SyncServiceResponder<Context>: HTTPResponder {
         return (await limiter.run { await service.respond(to: syncRequest, context: ServiceContext(account: account, requestID: RequestID.current)) }, account)
     }
 
-    /// The ``SyncRequest`` a Hummingbird request maps to.
-    static func syncRequest(from request: Request, body: [UInt8]) -> SyncRequest {
+    /// The ``SyncRequest`` a Hummingbird request maps to, with the `credentials` its `Authorization` carries.
+    static func syncRequest(from request: Request, credentials: Credentials?, body: [UInt8]) -> SyncRequest {
         let headers = request.headers
+        let accept = headers[values: .accept]
         return SyncRequest(
             method: SyncRequest.Method(rawValue: request.method.rawValue),
             path: request.head.path ?? "/",
             contentType: headers[.contentType],
-            accept: headers[values: .accept].isEmpty ? nil : headers[values: .accept].joined(separator: ", "),
-            credentials: AuthorizationHeader.credentials(from: headers[.authorization]),
+            accept: accept.isEmpty ? nil : accept.count == 1 ? accept[0] : accept.joined(separator: ", "),
+            credentials: credentials,
             session: SessionCookie.session(fromCookieHeaders: headers[values: .cookie]),
             userAgent: headers[.userAgent],
-            device: HTTPFields.Element.Name("X-Device-Token").flatMap { headers[$0] },
+            device: headers[HeaderFieldNames.deviceToken],
             body: body)
     }
 
@@ -213,4 +213,13 @@ public struct SyncServiceResponder<Context>: HTTPResponder {
         let path = request.head.path ?? "/"
         return path.split(separator: "?", maxSplits: 1, omittingEmptySubsequences: false).first ?? ""
     }
+}
+
+/// The names of the header fields the responder reads and writes that HTTPTypes does not define,
+/// made once (a generic type cannot keep them).
+private enum HeaderFieldNames {
+    /// `X-Request-ID`.
+    static let requestID = HTTPFields.Element.Name(RequestID.header)!
+    /// `X-Device-Token` (``SyncCore/SyncRequest/device``).
+    static let deviceToken = HTTPFields.Element.Name("X-Device-Token")!
 }

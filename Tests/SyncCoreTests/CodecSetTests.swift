@@ -32,6 +32,18 @@ struct CodecSetTests {
         #expect(output.id == .messagePack)
     }
 
+    @Test("an Accept of one type, in any case or spelling, picks the answer codec")
+    func acceptOfOneType() throws {
+        for accept in ["application/msgpack", "Application/X-MsgPack", " application/msgpack "] {
+            let (input, output) = try codecs.negotiate(contentType: "application/json", accept: accept)
+            #expect(input.id == .json)
+            #expect(output.id == .messagePack, "\(accept)")
+        }
+        #expect(try codecs.negotiate(contentType: "text/xml", accept: "application/*").response.id == .xmlPlist)
+        #expect(try codecs.negotiate(contentType: "text/xml", accept: "text/csv").response.id == .xmlPlist)
+        #expect(try codecs.negotiate(contentType: nil, accept: "text/xml").response.id == .xmlPlist)
+    }
+
     @Test func unknownContentTypeIs415WithTheSupportedList() {
         #expect {
             _ = try codecs.negotiate(contentType: "text/csv", accept: nil)

@@ -14,6 +14,16 @@ struct HeaderCodingTests {
         }
         #expect(AuthorizationHeader.value(for: .basic(username: "ada", password: "pw")) == "Basic YWRhOnB3")
         #expect(AuthorizationHeader.credentials(from: "  BEARER   abc  ") == .bearer("abc"))
+        #expect(AuthorizationHeader.credentials(from: "basic\tYWRhOnB3") == nil, "the scheme ends at a space")
+        #expect(AuthorizationHeader.credentials(from: "bAsIc YWRhOnB3\t") == .basic(username: "ada", password: "pw"))
+    }
+
+    @Test("a Basic value that is not UTF-8, or a scheme that only looks like Basic, reads as no credentials")
+    func basicMustBeUTF8() {
+        let notUTF8 = Data([0x61, 0x3A, 0xFF, 0xFE]).base64EncodedString()  // "a:" and two bytes no UTF-8 text has
+        #expect(AuthorizationHeader.credentials(from: "Basic " + notUTF8) == nil)
+        #expect(AuthorizationHeader.credentials(from: "Bäsic YWRhOnB3") == nil)
+        #expect(AuthorizationHeader.credentials(from: "Basicc YWRhOnB3") == nil)
     }
 
     @Test(

@@ -56,6 +56,12 @@ public struct CodecSet: Sendable {
         }
         // Most requests accept exactly the type they send: answered in it without parsing Accept.
         guard let accept, !accept.isEmpty, accept != contentType else { return (input, input) }
+        // One type without parameters (the answer a client like Anchorage's asks for): no ranking to do.
+        if !accept.utf8.contains(where: { $0 == UInt8(ascii: ",") || $0 == UInt8(ascii: ";") }) {
+            let type = MediaType.essence(of: accept)
+            if type == "*/*" || type == "application/*" || input.accepts(mediaType: type) { return (input, input) }
+            return (input, codec(forMediaType: type) ?? input)
+        }
         let ranked = accept.split(separator: ",").enumerated().compactMap { index, part -> (String, Double, Int)? in
             let pieces = part.split(separator: ";")
             guard let type = pieces.first.map({ MediaType.essence(of: String($0)) }) else { return nil }

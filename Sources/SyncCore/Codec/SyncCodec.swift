@@ -48,6 +48,8 @@ extension SyncCodec {
 
     /// Whether `mediaType` (parameters such as `; charset=utf-8` ignored, case-insensitive) names this codec.
     public func accepts(mediaType: String) -> Bool {
+        // Most requests name a type exactly as the codec spells it.
+        if mediaTypes.contains(mediaType) { return true }
         let essence = MediaType.essence(of: mediaType)
         return mediaTypes.contains { $0 == essence }
     }
