@@ -75,6 +75,8 @@ public struct HTTPClientTransport: SyncClientTransport {
     public let client: HTTPClient
     /// Whether the transport made ``client`` and so shuts it down in ``shutdown()``.
     public let ownsClient: Bool
+    /// ``baseURL`` as text without a trailing slash: a request's path is appended to it.
+    private let urlPrefix: String
 
     /// Makes a transport over a client someone else shuts down.
     /// - Parameters:
@@ -87,6 +89,7 @@ public struct HTTPClientTransport: SyncClientTransport {
         self.configuration = configuration
         self.client = client
         self.ownsClient = false
+        self.urlPrefix = Self.urlPrefix(of: baseURL)
     }
 
     /// Makes a transport with a client of its own (its own connection pool,
@@ -103,6 +106,13 @@ public struct HTTPClientTransport: SyncClientTransport {
         self.configuration = configuration
         self.client = HTTPClient(eventLoopGroupProvider: .singleton, configuration: clientConfiguration)
         self.ownsClient = true
+        self.urlPrefix = Self.urlPrefix(of: baseURL)
+    }
+
+    private static func urlPrefix(of baseURL: URL) -> String {
+        var prefix = baseURL.absoluteString
+        while prefix.hasSuffix("/") { prefix.removeLast() }
+        return prefix
     }
 
     /// Makes a transport with a client of its own that trusts the certificate
@@ -139,7 +149,8 @@ public struct HTTPClientTransport: SyncClientTransport {
     public func send(_ request: SyncRequest) async throws -> SyncResponse {
         let httpRequest = makeHTTPRequest(request)
         let deadline = NIODeadline.now() + TimeAmount(configuration.timeout)
-        let what = "\(request.method) \(request.pathWithoutQuery)"
+        // Only a failure's message needs it.
+        var what: String { "\(request.method) \(request.pathWithoutQuery)" }
         do {
             let response = try await client.execute(httpRequest, deadline: deadline)
             let body = try await response.body.collect(upTo: configuration.maxResponseBytes)
@@ -203,9 +214,7 @@ public struct HTTPClientTransport: SyncClientTransport {
     ]
 
     private func makeHTTPRequest(_ request: SyncRequest) -> HTTPClientRequest {
-        var base = baseURL.absoluteString
-        while base.hasSuffix("/") { base.removeLast() }
-        var httpRequest = HTTPClientRequest(url: base + (request.path.hasPrefix("/") ? "" : "/") + request.path)
+        var httpRequest = HTTPClientRequest(url: urlPrefix + (request.path.hasPrefix("/") ? "" : "/") + request.path)
         httpRequest.method = HTTPMethod(rawValue: request.method.rawValue)
         if let contentType = request.contentType { httpRequest.headers.add(name: "Content-Type", value: contentType) }
         if let accept = request.accept { httpRequest.headers.add(name: "Accept", value: accept) }

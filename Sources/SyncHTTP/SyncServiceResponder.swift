@@ -210,8 +210,7 @@ public struct SyncServiceResponder<Context>: HTTPResponder {
     }
 
     private static func pathWithoutQuery(of request: Request) -> Substring {
-        let path = request.head.path ?? "/"
-        return path.split(separator: "?", maxSplits: 1, omittingEmptySubsequences: false).first ?? ""
+        SyncRequest.pathWithoutQuery(request.head.path ?? "/")
     }
 }
 

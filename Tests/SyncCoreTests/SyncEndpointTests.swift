@@ -185,3 +185,16 @@ struct SyncEndpointTests {
         #expect(RetryPolicy(jitter: 0).jitteredDelay(beforeRetry: 2, using: &generator) == .milliseconds(400))
     }
 }
+
+@Suite("A request's path and query")
+struct SyncRequestPathTests {
+    @Test("the path stops at the first ?, and the query's items are percent-decoded")
+    func pathAndQuery() {
+        let request = SyncRequest(method: .get, path: "/deltas/ä/from:4?deviceToken=a%20b&flag&x=1=2&x=3")
+        #expect(request.pathWithoutQuery == "/deltas/ä/from:4")
+        #expect(request.queryItems == ["deviceToken": "a b", "flag": "", "x": "3"])
+        #expect(SyncRequest(method: .get, path: "/rest/Notes").pathWithoutQuery == "/rest/Notes")
+        #expect(SyncRequest(method: .get, path: "/rest/Notes").queryItems.isEmpty)
+        #expect(SyncRequest(method: .get, path: "?only=query").pathWithoutQuery == "")
+    }
+}

@@ -45,13 +45,18 @@ public struct SyncRequest: Sendable, Hashable {
     }
 
     /// The path without the query string.
-    public var pathWithoutQuery: Substring {
-        path.split(separator: "?", maxSplits: 1, omittingEmptySubsequences: false).first ?? ""
+    public var pathWithoutQuery: Substring { Self.pathWithoutQuery(path) }
+
+    /// `path` up to its query string (`?…`), if it has one.
+    public static func pathWithoutQuery(_ path: String) -> Substring {
+        // `?` is one byte in UTF-8, so its index is a character boundary of `path`.
+        guard let queryStart = path.utf8.firstIndex(of: UInt8(ascii: "?")) else { return path[...] }
+        return path[..<queryStart]
     }
 
     /// The decoded query parameters (`a=1&b=2`); a repeated name keeps its last value.
     public var queryItems: [String: String] {
-        guard let queryStart = path.firstIndex(of: "?") else { return [:] }
+        guard let queryStart = path.utf8.firstIndex(of: UInt8(ascii: "?")) else { return [:] }
         var items: [String: String] = [:]
         for pair in path[path.index(after: queryStart)...].split(separator: "&") {
             let parts = pair.split(separator: "=", maxSplits: 1, omittingEmptySubsequences: false)
