@@ -196,5 +196,6 @@ struct SyncRequestPathTests {
         #expect(SyncRequest(method: .get, path: "/rest/Notes").pathWithoutQuery == "/rest/Notes")
         #expect(SyncRequest(method: .get, path: "/rest/Notes").queryItems.isEmpty)
         #expect(SyncRequest(method: .get, path: "?only=query").pathWithoutQuery == "")
+        #expect(SyncRequest(method: .get, path: "/p?a=1&&=x&b=c+d%2").queryItems == ["a": "1", "": "x", "b": "c d%2"])
     }
 }

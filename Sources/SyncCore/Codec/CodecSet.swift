@@ -58,6 +58,7 @@ public struct CodecSet: Sendable {
         guard let accept, !accept.isEmpty, accept != contentType else { return (input, input) }
         // One type without parameters (the answer a client like Anchorage's asks for): no ranking to do.
         if !accept.utf8.contains(where: { $0 == UInt8(ascii: ",") || $0 == UInt8(ascii: ";") }) {
+            if input.accepts(mediaType: accept) { return (input, input) }
             let type = MediaType.essence(of: accept)
             if type == "*/*" || type == "application/*" || input.accepts(mediaType: type) { return (input, input) }
             return (input, codec(forMediaType: type) ?? input)

@@ -58,10 +58,11 @@ public struct SyncRequest: Sendable, Hashable {
     public var queryItems: [String: String] {
         guard let queryStart = path.utf8.firstIndex(of: UInt8(ascii: "?")) else { return [:] }
         var items: [String: String] = [:]
-        for pair in path[path.index(after: queryStart)...].split(separator: "&") {
-            let parts = pair.split(separator: "=", maxSplits: 1, omittingEmptySubsequences: false)
-            let name = PercentEncoding.decode(parts[0])
-            let value = parts.count > 1 ? PercentEncoding.decode(parts[1]) : ""
+        // `&` and `=` are one byte each in UTF-8: the pieces between them are whole characters.
+        for pair in path.utf8[path.utf8.index(after: queryStart)...].split(separator: UInt8(ascii: "&")) {
+            let equals = pair.firstIndex(of: UInt8(ascii: "="))
+            let name = PercentEncoding.decode(Substring(pair[..<(equals ?? pair.endIndex)]))
+            let value = equals.map { PercentEncoding.decode(Substring(pair[pair.index(after: $0)...])) } ?? ""
             items[name] = value
         }
         return items
@@ -147,6 +148,7 @@ public enum Credentials: Sendable, Hashable {
 public enum PercentEncoding {
     /// Decodes `%XX` escapes and `+` (as a space); invalid escapes are kept as written.
     public static func decode(_ text: some StringProtocol) -> String {
+        if !text.utf8.contains(where: { $0 == UInt8(ascii: "%") || $0 == UInt8(ascii: "+") }) { return String(text) }
         var bytes: [UInt8] = []
         bytes.reserveCapacity(text.utf8.count)
         var iterator = Array(text.utf8)[...]
