@@ -119,11 +119,14 @@ public final class SQLiteStore: ChangeNotifyingStore {
             // so the configured level is set again on the connection that commits.
             // That connection also keeps up to 32 MiB of pages (SQLite's default is
             // 2 MiB): a commit updates the indexes at random keys, and with the small
-            // cache each one read its pages from the file again.
+            // cache each one read its pages from the file again. It is the one that
+            // copies the write-ahead log into the file (see `checkpointPages`).
             let synchronous = configuration.durability.pragmaValue
+            let checkpointPages = max(1, configuration.checkpointPages)
             try database.writeWithoutTransaction { db in
                 try db.execute(sql: "PRAGMA synchronous = \(synchronous)")
                 try db.execute(sql: "PRAGMA cache_size = -\(Self.writerCacheKiB)")
+                try db.execute(sql: "PRAGMA wal_autocheckpoint = \(checkpointPages)")
             }
         }
     }

@@ -345,3 +345,33 @@ struct SQLiteStoreFullDiskTests {
         try store.close()
     }
 }
+
+@Suite("SQLiteStore: the write-ahead log")
+struct SQLiteStoreWriteAheadLogTests {
+    /// The size the log file reached after `commits` commits of one 8 KB record each (the file keeps its
+    /// largest size: each copy into the database starts the log from its beginning again).
+    private func logSize(checkpointPages: Int, commits: Int) async throws -> Int {
+        let directory = try TemporaryDirectory()
+        defer { directory.remove() }
+        let path = directory.file("log.sqlite")
+        let store = try SQLiteStore(
+            path: path, configuration: .init(durability: .normal, checkpointPages: checkpointPages))
+        let text = SyncValue.string(String(repeating: "x", count: 8_000))
+        for index in 0..<commits {
+            try await store.transaction(for: "ada") { tx in try await tx.put(note(RecordID("n\(index)"), ["text": text])) }
+        }
+        let size = try FileManager.default.attributesOfItem(atPath: path + "-wal")[.size] as? Int
+        #expect(try await allChanges(of: store).count == commits)
+        try store.close()
+        return try #require(size)
+    }
+
+    @Test("the log is copied into the database whenever it holds checkpointPages pages, and not before")
+    func checkpointPages() async throws {
+        // 300 commits of some 3 pages each: about 900 pages of log.
+        let small = try await logSize(checkpointPages: 64, commits: 300)
+        let large = try await logSize(checkpointPages: 4_000, commits: 300)
+        #expect(small <= 96 * 4_120, "a log of \(small) bytes for a mark of 64 pages")
+        #expect(large >= 600 * 4_120, "a log of \(large) bytes for a mark of 4,000 pages: it was copied early")
+    }
+}
