@@ -22,10 +22,10 @@ public enum AuthorizationHeader {
     /// Read as UTF-8 bytes: every separator it looks for (space, tab, colon) is ASCII.
     public static func credentials(from headerValue: String?) -> Credentials? {
         guard let headerValue, headerValue.utf8.count <= maxLength else { return nil }
-        let value = trimmingHTTPWhitespace(headerValue.utf8[...])
+        let value = headerValue.utf8[...].trimmingHTTPWhitespace
         guard let space = value.firstIndex(of: UInt8(ascii: " ")) else { return nil }
         let scheme = value[..<space]
-        let parameter = trimmingHTTPWhitespace(value[value.index(after: space)...])
+        let parameter = value[value.index(after: space)...].trimmingHTTPWhitespace
         guard !parameter.isEmpty else { return nil }
         if equalsIgnoringASCIICase(scheme, "basic") {
             guard let decoded = Data(base64Encoded: Data(parameter)),
@@ -41,15 +41,6 @@ public enum AuthorizationHeader {
             return .bearer(String(decoding: parameter, as: UTF8.self))
         }
         return nil
-    }
-
-    /// `bytes` without the spaces and tabs at either end.
-    private static func trimmingHTTPWhitespace(_ bytes: Substring.UTF8View) -> Substring.UTF8View {
-        func isWhitespace(_ byte: UInt8) -> Bool { byte == UInt8(ascii: " ") || byte == UInt8(ascii: "\t") }
-        guard let first = bytes.firstIndex(where: { !isWhitespace($0) }),
-            let last = bytes.lastIndex(where: { !isWhitespace($0) })
-        else { return bytes[bytes.endIndex...] }
-        return bytes[first...last]
     }
 
     /// Whether `bytes` spell `lowercaseName` in any case.

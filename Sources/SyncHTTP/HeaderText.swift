@@ -1,9 +1,17 @@
 extension StringProtocol {
     /// The text without leading and trailing spaces and tabs (HTTP's optional white space).
     var trimmedOfHTTPWhitespace: String {
-        var slice = Substring(self)
-        while let first = slice.first, first == " " || first == "\t" { slice.removeFirst() }
-        while let last = slice.last, last == " " || last == "\t" { slice.removeLast() }
-        return String(slice)
+        String(Substring(Substring(self).utf8.trimmingHTTPWhitespace))
+    }
+}
+
+extension Substring.UTF8View {
+    /// These bytes without leading and trailing spaces and tabs (HTTP's optional white space); both are
+    /// one byte in UTF-8, so what is left starts and ends on a character boundary.
+    var trimmingHTTPWhitespace: Substring.UTF8View {
+        func isWhitespace(_ byte: UInt8) -> Bool { byte == UInt8(ascii: " ") || byte == UInt8(ascii: "\t") }
+        guard let first = firstIndex(where: { !isWhitespace($0) }), let last = lastIndex(where: { !isWhitespace($0) })
+        else { return self[endIndex...] }
+        return self[first...last]
     }
 }

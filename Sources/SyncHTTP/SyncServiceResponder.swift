@@ -79,7 +79,7 @@ public struct SyncServiceResponder<Context>: HTTPResponder {
     public func respond(to request: Request, context: Context) async throws -> Response {
         let path = Self.pathWithoutQuery(of: request)
         if let probe = await probeAnswer(request, path: path) { return probe }
-        let requestID = RequestID.id(fromClient: request.headers[Self.requestIDField])
+        let requestID = RequestID.id(fromClient: request.headers[HeaderFieldNames.requestID])
         let metrics = RequestMetrics(stack: observability.stack(of: path), factory: observability.factory)
         var response: Response
         do {
@@ -89,11 +89,9 @@ public struct SyncServiceResponder<Context>: HTTPResponder {
             throw error
         }
         metrics.finish(status: response.status.code)
-        response.headers[Self.requestIDField] = requestID
+        response.headers[HeaderFieldNames.requestID] = requestID
         return response
     }
-
-    private static var requestIDField: HTTPFields.Element.Name { HeaderFieldNames.requestID }
 
     /// The answer to `GET /health`, `/ready` or `/metrics`, or `nil` for a request the service answers.
     private func probeAnswer(_ request: Request, path: Substring) async -> Response? {
