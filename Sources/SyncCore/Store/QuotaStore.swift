@@ -196,6 +196,22 @@ private final class QuotaTransaction: StoreTransaction {
 
     func records(at keys: [RecordKey]) async throws -> [RecordKey: StoredRecord] { try await base.records(at: keys) }
 
+    // Reads go to the base transaction as they are, so that the base store's one-read forms (a push's
+    // records with its ledger entry; fields left in the stored form) are not turned into the defaults.
+    func records(
+        at keys: [RecordKey], withMetadata key: String, for peer: PeerID
+    ) async throws -> (records: [RecordKey: StoredRecord], metadata: SyncValue?) {
+        try await base.records(at: keys, withMetadata: key, for: peer)
+    }
+
+    func encodedRecords(at keys: [RecordKey]) async throws -> [RecordKey: EncodedStoredRecord] {
+        try await base.encodedRecords(at: keys)
+    }
+
+    func encodedRecords(in collection: CollectionID, after id: RecordID?, limit: Int) async throws -> [EncodedStoredRecord] {
+        try await base.encodedRecords(in: collection, after: id, limit: limit)
+    }
+
     func assumeNeverWritten(_ keys: [RecordKey]) async throws { try await base.assumeNeverWritten(keys) }
 
     func records(in collection: CollectionID, after id: RecordID?, limit: Int) async throws -> [StoredRecord] {
