@@ -25,18 +25,11 @@ actor CrashServer {
     /// Starts `anchorage serve` with `arguments` (the store, the users file, …) on a free port that no
     /// outgoing connection can take while the server is down (``LoopbackSocket/restartablePort()``).
     /// A port found free can be taken before the server binds it (the matrix's servers start side by side):
-    /// the start is tried again on another port, a few times.
+    /// the start is tried again on another port (``LoopbackSocket/retryingWhilePortTaken(_:)``).
     init(_ tool: AnchorageTool, arguments: [String]) async throws {
-        var attempt = 1
-        var started: AnchorageTool.Server?
-        while started == nil {
-            do {
-                started = try await tool.serve(arguments, port: LoopbackSocket.restartablePort())
-            } catch where attempt < 5 && "\(error)".contains("Address already in use") {
-                attempt += 1
-            }
+        let server = try await LoopbackSocket.retryingWhilePortTaken {
+            try await tool.serve(arguments, port: LoopbackSocket.restartablePort())
         }
-        let server = started!
         self.tool = tool
         self.arguments = arguments
         self.url = server.url

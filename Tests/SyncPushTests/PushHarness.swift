@@ -35,18 +35,13 @@ final class PushTestServer: Sendable {
 
     /// Starts a server on `store` (on a free port, or `port`: for a server started again on the same
     /// port, take one from ``LoopbackSocket/restartablePort()``). A server started on the port of one
-    /// just stopped tries again, for up to 10 seconds, while the old listening socket is still being
-    /// closed.
+    /// just stopped tries again while the old listening socket is still being closed
+    /// (``LoopbackSocket/retryingWhilePortTaken(_:)``).
     static func start(
         store: any ChangeNotifyingStore, port: Int = 0, configuration: PushServer.Configuration = .init()
     ) async throws -> PushTestServer {
-        let deadline = ContinuousClock.now.advanced(by: .seconds(10))
-        while true {
-            do {
-                return try await startOnce(store: store, port: port, configuration: configuration)
-            } catch where port != 0 && ContinuousClock.now < deadline && "\(error)".contains("Address already in use") {
-                await Task.yield()
-            }
+        try await LoopbackSocket.retryingWhilePortTaken {
+            try await startOnce(store: store, port: port, configuration: configuration)
         }
     }
 

@@ -56,17 +56,9 @@ public struct AnchorageTool: Sendable {
     }
 
     /// Starts `anchorage serve` again on `port`, the port of one that was just stopped or killed, as
-    /// ``serve(_:port:environment:workingDirectory:)`` does. A start that finds the port still taken
-    /// ("Address already in use": the old server's sockets still closing) is tried again, for up to
-    /// 10 seconds.
+    /// ``serve(_:port:environment:workingDirectory:)`` does, while the old server's sockets may still be
+    /// closing (``LoopbackSocket/retryingWhilePortTaken(_:)``).
     public func serveAgain(_ arguments: [String], port: Int) async throws -> Server {
-        let deadline = ContinuousClock.now.advanced(by: .seconds(10))
-        while true {
-            do {
-                return try await serve(arguments, port: port)
-            } catch where ContinuousClock.now < deadline && "\(error)".contains("Address already in use") {
-                await Task.yield()
-            }
-        }
+        try await LoopbackSocket.retryingWhilePortTaken { try await serve(arguments, port: port) }
     }
 }

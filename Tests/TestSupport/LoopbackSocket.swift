@@ -49,6 +49,26 @@ public enum LoopbackSocket {
         throw lastFailure ?? Failure(description: "no free loopback port below \(ephemeralStart)")
     }
 
+    /// Runs `start` (a server's start on a port) until it does not fail with "Address already in use",
+    /// for up to 10 seconds, and returns what it started.
+    ///
+    /// A server started again on the port of one just stopped can find it taken while the old
+    /// listening socket is still closing, and a port found free can be taken by another server before
+    /// this one binds it. `start` picks the port on each attempt: the same one for a restart, a new one
+    /// from ``restartablePort()`` for a first start.
+    public static func retryingWhilePortTaken<Started>(
+        _ start: () async throws -> Started
+    ) async throws -> Started {
+        let deadline = ContinuousClock.now.advanced(by: .seconds(10))
+        while true {
+            do {
+                return try await start()
+            } catch where ContinuousClock.now < deadline && "\(error)".contains("Address already in use") {
+                await Task.yield()
+            }
+        }
+    }
+
     /// The system's ephemeral port range, where the system says it (Linux).
     private static func ephemeralRange() -> ClosedRange<Int>? {
         guard let text = try? String(contentsOfFile: "/proc/sys/net/ipv4/ip_local_port_range", encoding: .utf8) else { return nil }
