@@ -211,6 +211,11 @@ public actor AquasyncClient {
     }
 
     /// Carries out the answers given to conflicts, pulls, then pushes.
+    ///
+    /// With changes to send, the pull and the push are one request when nothing waits to be pulled: the
+    /// first pack goes on the condition that the account has no change after ``latestUST()``, and a
+    /// server that cannot apply it on that condition answers with the changes to pull first (see
+    /// docs/aquasync.md, "One request when nothing waits").
     /// - Throws: ``SyncCore/SyncClientError`` when the server cannot be reached or refuses the request,
     ///   ``SyncCore/StoreError`` when the local store fails (``SyncCore/StoreError/Code/storageFull``
     ///   when it is full: nothing of the page that did not fit is kept, and a later sync takes it again).
@@ -218,8 +223,17 @@ public actor AquasyncClient {
     public func sync() async throws -> Report {
         try await syncGate.run {
             var report = Report()
-            report.pulled = try await runPull()
-            try await runPush(into: &report)
+            report.pulled = try await carryOutAnswers()
+            let from = try await latestUST()
+            switch try await runPush(into: &report, unlessChangedAfter: from) {
+            case .sent(upToDate: true):
+                break
+            case .nothingSent, .sent(upToDate: false):
+                report.pulled += try await runPull(from: try await latestUST())
+            case .pullFirst(let answer):
+                report.pulled += try await runPull(from: from, answered: answer)
+                try await runPush(into: &report)
+            }
             report.openConflicts = try await waitingConflicts()
             return report
         }
@@ -232,7 +246,8 @@ public actor AquasyncClient {
     public func pullSync() async throws -> Report {
         try await syncGate.run {
             var report = Report()
-            report.pulled = try await runPull()
+            report.pulled = try await carryOutAnswers()
+            report.pulled += try await runPull(from: try await latestUST())
             report.openConflicts = try await waitingConflicts()
             return report
         }
@@ -275,17 +290,25 @@ public actor AquasyncClient {
         }
     }
 
-    private func runPull() async throws -> Int {
-        var applied = try await carryOutAnswers()
+    /// Brings the server's changes made by other devices after `ust`, page after page; the first page is
+    /// `answered` when the server sent it already (the answer to a pack sent on condition).
+    /// - Returns: How many server versions were written locally.
+    private func runPull(from ust: Int64, answered: PulledAnswer? = nil) async throws -> Int {
+        var applied = 0
         let token = try await deviceToken()
         let (endpoint, basePath, policy) = (endpoint, configuration.basePath, configuration.conflictPolicy)
         // Three stages side by side: the fetch reads only where the page ends, so that the next page is
         // asked for at once; the prepare stage reads the page's deltas (from JSON straight into the
         // stored form); the apply stage files them.
         typealias Fetched = (page: PulledPage, response: SyncResponse, request: SyncRequest)
-        try await PagedPull.run(from: try await latestUST()) { (ust: Int64) -> (page: Fetched, next: Int64?)? in
-            let request = endpoint.request(.get, "\(basePath)/from:\(ust)?deviceToken=\(token)")
-            let response = try await endpoint.send(request)
+        try await PagedPull.run(from: ust) { (ust: Int64) -> (page: Fetched, next: Int64?)? in
+            let (request, response): (SyncRequest, SyncResponse)
+            if let answered, ust == answered.from {
+                (request, response) = (answered.request, answered.response)
+            } else {
+                request = endpoint.request(.get, "\(basePath)/from:\(ust)?deviceToken=\(token)")
+                response = try await endpoint.send(request)
+            }
             if response.status == 204 { return nil }
             let page = try endpoint.read(response, of: request) { codec in
                 try PulledPage(
@@ -409,27 +432,67 @@ public actor AquasyncClient {
         }
     }
 
-    private func runPush(into report: inout Report) async throws {
+    /// A pull's first page, sent by the server as its answer to a pack it did not apply.
+    private struct PulledAnswer: Sendable {
+        /// The UST the pull starts after: the device's `latestUST` the pack was sent on.
+        var from: Int64
+        var request: SyncRequest
+        var response: SyncResponse
+    }
+
+    /// What the server made of one pack.
+    private enum PackAnswer: Sendable {
+        /// Applied (or applied before): the answer.
+        case applied(SyncValue)
+        /// Sent on condition and not applied: the account changed after the device's `latestUST`.
+        case pullFirst(PulledAnswer)
+    }
+
+    /// How a push went.
+    private enum PushOutcome {
+        /// Nothing was ready to send.
+        case nothingSent
+        /// Every ready change was sent; `upToDate` when the first pack was sent on condition and its
+        /// answer moved the device's `latestUST` past it: nothing was written that the device has not seen.
+        case sent(upToDate: Bool)
+        /// The first pack, sent on condition, was not applied; nothing was sent after it.
+        case pullFirst(PulledAnswer)
+    }
+
+    /// Sends the journal's ready changes, pack after pack.
+    /// - Parameter latestUST: When given, the first pack goes on the condition that the account has no
+    ///   change after it; the push stops at that pack when the server answers with changes to pull first.
+    @discardableResult
+    private func runPush(into report: inout Report, unlessChangedAfter latestUST: Int64? = nil) async throws -> PushOutcome {
         // The journal is read a pack at a time, and three packs are in hand at once: while pack N goes to
         // the server, the device records that the server took pack N - 1 and reads pack N + 1. The read
         // does not wait for that write (``SyncStore/readCommitted(for:_:)``): its entries come after pack
         // N's, and a change written meanwhile is sent with the sequence read, so it stays pending if it
         // changed again. Packs still go one after another, and the device holds three at most.
+        var condition = latestUST
         var (chunk, last, more) = try await readyChanges(after: nil)
-        var answered: (chunk: [Outgoing], answer: SyncValue)?
+        var answered: (chunk: [Outgoing], answer: SyncValue, onCondition: Bool)?
+        var (sentAny, upToDate) = (false, false)
         while !chunk.isEmpty || more || answered != nil {
-            let (sent, after, readsMore) = (chunk, last, more)
+            let (sent, after, readsMore, sentOnCondition) = (chunk, last, more, chunk.isEmpty ? nil : condition)
+            if !sent.isEmpty { (condition, sentAny) = (nil, true) }
             // `Optional.none`, not `nil`: SyncValue takes `nil` as its own `.null`.
-            async let sending: SyncValue? = sent.isEmpty ? Optional.none : send(sent)
+            async let sending: PackAnswer? = sent.isEmpty ? Optional.none : send(sent, unlessChangedAfter: sentOnCondition)
             async let reading = readsMore ? readyChanges(after: after) : ([], after, false)
-            if let (previous, answer) = answered {
-                let refused = try await acknowledge(previous, answer: answer)
+            if let (previous, answer, onCondition) = answered {
+                let (refused, movedPast) = try await acknowledge(previous, answer: answer)
+                if onCondition { upToDate = movedPast }
                 report.refused.merge(refused) { _, new in new }
                 report.pushed += previous.count - refused.count
             }
-            answered = try await sending.map { (sent, $0) }
+            switch try await sending {
+            case nil: answered = nil
+            case .applied(let answer)?: answered = (sent, answer, sentOnCondition != nil)
+            case .pullFirst(let pull)?: return .pullFirst(pull)
+            }
             (chunk, last, more) = try await reading
         }
+        return sentAny ? .sent(upToDate: upToDate) : .nothingSent
     }
 
     /// The journal's changes of Aquasync records that are ready to send, from a pack's worth of entries
@@ -450,28 +513,37 @@ public actor AquasyncClient {
         }
     }
 
-    /// Sends one pack of changes; the server's answer.
-    private nonisolated func send(_ chunk: [Outgoing]) async throws -> SyncValue {
+    /// Sends one pack of changes, on the condition that the account has no change after `latestUST` when
+    /// it is given; the server's answer.
+    private nonisolated func send(_ chunk: [Outgoing], unlessChangedAfter latestUST: Int64?) async throws -> PackAnswer {
         var models: [String: [StoredFields]] = [:]
         for change in chunk { models[change.model, default: []].append(change.wireFields) }
         // Pack ids in time order: the server files each in its ledger of applied packs, by id.
         let pack = DeltaPack.document(models: models, id: TimeOrderedUUID.make().uuidString.lowercased())
+        var path = configuration.basePath
+        if let latestUST { path += "?latestUST=\(latestUST)&deviceToken=\(try await deviceToken())" }
         let request = SyncRequest(
-            method: .post, path: configuration.basePath, contentType: codec.primaryMediaType, accept: codec.primaryMediaType,
-            body: try pack.encoded(with: codec))
-        return try await endpoint.send(request, idempotent: true, as: SyncValue.self)
+            method: .post, path: path, contentType: codec.primaryMediaType,
+            accept: codec.primaryMediaType, body: try pack.encoded(with: codec))
+        let response = try await endpoint.send(request, idempotent: true, accepting: latestUST == nil ? [] : [409])
+        if response.status == 409, let latestUST {
+            return .pullFirst(PulledAnswer(from: latestUST, request: request, response: response))
+        }
+        return .applied(try endpoint.decode(SyncValue.self, from: response, of: request))
     }
 
     /// Records the server's answer to a pack: taken changes are acknowledged in the journal, refused
-    /// ones leave it. Returns the refusals.
-    private func acknowledge(_ chunk: [Outgoing], answer: SyncValue) async throws -> [RecordKey: String] {
+    /// ones leave it. Returns the refusals, and whether the device's `latestUST` moved past the pack.
+    private func acknowledge(_ chunk: [Outgoing], answer: SyncValue) async throws -> (refused: [RecordKey: String], movedPast: Bool) {
         let refusals = DeltaPack.refusals(in: answer)
         return try await store.transaction(for: account) { tx in
             // Nothing but this pack was written since this device's latestUST: it moves past the pack.
+            var movedPast = false
             if case .integer(let before)? = answer["ustBefore"], case .integer(let latest)? = answer["latestUST"],
                 try await tx.metadata(AquasyncLocalRecords.latestUSTKey) ?? 0 == before
             {
                 try await tx.setMetadata(latest, AquasyncLocalRecords.latestUSTKey)
+                movedPast = true
             }
             var refused: [RecordKey: String] = [:]
             var taken: [PendingChange] = []
@@ -490,7 +562,7 @@ public actor AquasyncClient {
                 guard let change = sent[key] else { throw StoreError(.invalidArgument, "no change of \(key) was sent") }
                 return try change.serverVersion()
             }
-            return refused
+            return (refused, movedPast)
         }
     }
 }

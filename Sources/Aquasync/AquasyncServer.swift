@@ -1,7 +1,8 @@
 import FoundationEssentials
 public import SyncCore
 
-/// The Aquasync server: `GET /deltas/from:{ust}?deviceToken=…` and `POST /deltas`.
+/// The Aquasync server: `GET /deltas/from:{ust}?deviceToken=…` and `POST /deltas` (optionally
+/// `?latestUST={ust}&deviceToken=…`, a push on condition).
 ///
 /// Mount it at `/deltas` in a ``ServiceRouter`` served by any transport:
 ///
@@ -34,6 +35,10 @@ public import SyncCore
 ///   and `latestUST` (the last of them): a device whose `latestUST` is
 ///   `ustBefore` moves it to `latestUST`, so its next pull does not read its
 ///   own writes back (as appSync's `servercounter_before`).
+/// - A push on condition (`?latestUST={ust}`) is applied only when the account has
+///   no change after `ust`; otherwise nothing of it is applied and the answer is
+///   409 with what a pull from `ust` answers, so a device with nothing to pull
+///   syncs in one request.
 /// - Every account has its own data: the account comes from the transport's
 ///   authenticator, never from the pack.
 public struct AquasyncServer: SyncService {
@@ -103,8 +108,10 @@ public struct AquasyncServer: SyncService {
         let (input, output) = try codecs.negotiate(contentType: request.contentType, accept: request.accept)
         if route.isEmpty || route == "/" {
             guard request.method == .post else { throw SyncServiceError.methodNotAllowed("use POST to push a DeltaPack") }
+            let query = request.queryItems
+            let condition = try PushCondition(latestUST: query["latestUST"], deviceToken: query["deviceToken"])
             return try await metrics.timing("push") {
-                try await push(request.body, codec: input, answerIn: output, account: context.account)
+                try await push(request.body, codec: input, answerIn: output, account: context.account, unlessChangedAfter: condition)
             }
         }
         if route.hasPrefix("/from:") {
@@ -112,15 +119,37 @@ public struct AquasyncServer: SyncService {
             guard let ust = Int64(route.dropFirst("/from:".count)), ust >= 0 else {
                 throw SyncServiceError.badRequest("the UST in /from:{ust} must be a non-negative integer")
             }
-            let token = request.queryItems["deviceToken"]
-            if let token, !isLowercaseUUID(token) {
-                throw SyncServiceError.badRequest("deviceToken must be a lowercase UUID")
-            }
+            let token = try Self.deviceToken(request.queryItems["deviceToken"])
             return try await metrics.timing("pull") {
                 try await pull(after: ust, excluding: token, codec: output, account: context.account)
             }
         }
         throw SyncServiceError.notFound("no Aquasync resource at \(request.pathWithoutQuery)")
+    }
+
+    /// A query's `deviceToken`, checked.
+    /// - Throws: ``SyncCore/SyncServiceError`` (400) when it is not a lowercase UUID.
+    private static func deviceToken(_ text: String?) throws -> String? {
+        if let text, !isLowercaseUUID(text) { throw SyncServiceError.badRequest("deviceToken must be a lowercase UUID") }
+        return text
+    }
+
+    /// What a push's query asks: apply the pack only when the account has no change after the device's
+    /// `latestUST`; otherwise answer what a pull from there answers, leaving out `deviceToken`'s deltas.
+    private struct PushCondition {
+        let latestUST: Int64
+        let deviceToken: String?
+
+        /// The condition of a push's query, or `nil` for an unconditional push (no `latestUST`).
+        /// - Throws: ``SyncCore/SyncServiceError`` (400) for a `latestUST` that is not a non-negative
+        ///   integer or a `deviceToken` that is not a lowercase UUID.
+        init?(latestUST: String?, deviceToken: String?) throws {
+            guard let latestUST else { return nil }
+            guard let ust = Int64(latestUST), ust >= 0 else {
+                throw SyncServiceError.badRequest("latestUST must be a non-negative integer")
+            }
+            (self.latestUST, self.deviceToken) = (ust, try AquasyncServer.deviceToken(deviceToken))
+        }
     }
 
     /// Records received and sent, conflicts and sync durations, with `stack="aquasync"`.
@@ -130,6 +159,17 @@ public struct AquasyncServer: SyncService {
 
     private func pull(after ust: Int64, excluding deviceToken: String?, codec: any SyncCodec, account: AccountID)
         async throws -> SyncResponse
+    {
+        guard let pack = try await changes(after: ust, excluding: deviceToken, account: account) else {
+            return SyncResponse(status: 204)
+        }
+        return SyncResponse(status: 200, contentType: codec.primaryMediaType, body: try pack.encoded(with: codec))
+    }
+
+    /// A pull's answer: the deltas written after `ust` by others than `deviceToken`, at most
+    /// ``pageSize``, and where they reach; `nil` when nothing at all was written after `ust`.
+    private func changes(after ust: Int64, excluding deviceToken: String?, account: AccountID)
+        async throws -> StoredFieldsDocument?
     {
         let start = ChangePosition(UInt64(ust))
         var position = start
@@ -156,17 +196,17 @@ public struct AquasyncServer: SyncService {
             guard page.hasMore else { break }
             after = page.lastPosition
         }
-        if position == start { return SyncResponse(status: 204) }
+        if position == start { return nil }
         metrics.sent(count)
-        let pack = DeltaPack.document(models: models, latestUST: Int64(clamping: position.rawValue), hasMore: hasMore)
-        return SyncResponse(status: 200, contentType: codec.primaryMediaType, body: try pack.encoded(with: codec))
+        return DeltaPack.document(models: models, latestUST: Int64(clamping: position.rawValue), hasMore: hasMore)
     }
 
     // MARK: Push
 
-    private func push(_ body: [UInt8], codec: any SyncCodec, answerIn output: any SyncCodec, account: AccountID)
-        async throws -> SyncResponse
-    {
+    private func push(
+        _ body: [UInt8], codec: any SyncCodec, answerIn output: any SyncCodec, account: AccountID,
+        unlessChangedAfter condition: PushCondition?
+    ) async throws -> SyncResponse {
         let pack: PushedPack
         do {
             pack = try read(body, codec: codec)
@@ -176,6 +216,19 @@ public struct AquasyncServer: SyncService {
         guard pack.deltas.count <= maxDeltasPerPack else {
             throw SyncServiceError(
                 status: 413, message: "a DeltaPack may carry at most \(maxDeltasPerPack) deltas; this one has \(pack.deltas.count)")
+        }
+        // A device that has pulled everything up to its latestUST pushes on that condition. When the account
+        // changed since, nothing is applied: the answer is the pull the device must make first. (A commit
+        // between this read and the pack's is the race of a pull followed by a push; the pack's answer then
+        // carries no ustBefore equal to the device's latestUST, and the device pulls after it.)
+        if let condition {
+            let latest = try await store.latestPosition(for: account)
+            if latest > ChangePosition(UInt64(condition.latestUST)) {
+                let changes =
+                    try await changes(after: condition.latestUST, excluding: condition.deviceToken, account: account)
+                    ?? DeltaPack.document(models: [:], latestUST: Int64(clamping: latest.rawValue))
+                return SyncResponse(status: 409, contentType: output.primaryMediaType, body: try changes.encoded(with: output))
+            }
         }
         let packKey = "pack/" + pack.id
         let (outcome, committed) = try await store.transactionWithPositions(for: account) {

@@ -87,8 +87,10 @@ public struct SyncEndpoint: Sendable {
     ///   - idempotent: Whether sending it twice does no more than sending it
     ///     once, so that a 500 may be retried; `nil` takes the method's word
     ///     (``SyncRequest/Method/isIdempotent``).
+    ///   - statuses: Statuses outside 2xx that the protocol answers with, returned as a 2xx answer is
+    ///     (an Aquasync push on condition gets 409 and the changes to pull first).
     /// - Throws: ``SyncClientError``; `CancellationError` when the task is cancelled.
-    public func send(_ request: SyncRequest, idempotent: Bool? = nil) async throws -> SyncResponse {
+    public func send(_ request: SyncRequest, idempotent: Bool? = nil, accepting statuses: Set<Int> = []) async throws -> SyncResponse {
         let idempotent = idempotent ?? request.method.isIdempotent
         var random = SystemRandomNumberGenerator()
         var attempt = 1
@@ -106,7 +108,7 @@ public struct SyncEndpoint: Sendable {
             }
             let wait: Duration
             switch outcome {
-            case .success(let response) where response.isSuccess:
+            case .success(let response) where response.isSuccess || statuses.contains(response.status):
                 return response
             case .success(let response):
                 guard attempt < retry.maxAttempts,
