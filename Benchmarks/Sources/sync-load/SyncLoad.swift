@@ -7,9 +7,10 @@
 // Kinto peer in one go.) The server is a child process built in release mode; the devices are Aquasync
 // clients in this process, over HTTP with JSON, each with its own account and connection:
 //
-// - fast syncs: N devices (10, 100, 1,000) each save one contact and sync (push 1 + pull) in a loop:
-//   syncs/s, p50/p99 of a sync, the server's CPU time per sync (/proc/PID/stat) and its peak RSS; each
-//   figure the median of 3 runs (--repeat), each run with a server of its own;
+// - fast syncs: N devices (10, 100, 1,000) each save one contact and sync (push 1 + pull: one request,
+//   the pack sent on the condition that nothing waits to be pulled) in a loop: syncs/s, p50/p99 of a
+//   sync, the server's CPU time per sync (/proc/PID/stat) and its peak RSS; each figure the median of 3
+//   runs (--repeat), each run with a server of its own;
 // - import: `anchorage records import` of 100,000 contacts (SyncSamples, no photos) from JSON Lines into a
 //   SQLite device: seconds;
 // - upload: `anchorage sync` of a copy of that device sends the 100,000 contacts: records/s, the device's
