@@ -11,7 +11,7 @@ public import SyncCore
 ///     codec: JSONCodec(),
 ///     configuration: .init(packSize: 200))
 /// let gid = try await client.save("Contact", fields: ["name": "Ada"])
-/// try await client.sync()           // pull, then push
+/// try await client.sync()           // pull, then push (one request when nothing waits to be pulled)
 /// ```
 ///
 /// The library, not the application, keeps the sync columns: `gid`,
@@ -30,7 +30,8 @@ public import SyncCore
 ///   ArchCopy, whose token is `deviceToken@localTimestamp`).
 /// - A sync first carries out the answers the application gave to open
 ///   conflicts (``SyncCore/SyncStore/answerConflict(_:with:for:)``), then
-///   pulls, then pushes.
+///   pulls, then pushes — in one request when nothing waits to be pulled
+///   (``sync()``).
 /// - ``pullSync()`` writes a pulled version over a record without a pending
 ///   change. For a record with one, the journal judges the pulled version by
 ///   content (``SyncCore/JournalEntry/classify(_:)``), never by clocks: the
@@ -215,7 +216,7 @@ public actor AquasyncClient {
     /// With changes to send, the pull and the push are one request when nothing waits to be pulled: the
     /// first pack goes on the condition that the account has no change after ``latestUST()``, and a
     /// server that cannot apply it on that condition answers with the changes to pull first (see
-    /// docs/aquasync.md, "One request when nothing waits").
+    /// docs/aquasync.md, "One request when nothing waits to be pulled").
     /// - Throws: ``SyncCore/SyncClientError`` when the server cannot be reached or refuses the request,
     ///   ``SyncCore/StoreError`` when the local store fails (``SyncCore/StoreError/Code/storageFull``
     ///   when it is full: nothing of the page that did not fit is kept, and a later sync takes it again).
