@@ -111,4 +111,31 @@ struct AquasyncConditionalPushTests {
             #expect(try await first.object("Contact", gid: other)?.fields["name"] == "Bob")
         }
     }
+
+    /// A server from before the condition: it takes a push's query for nothing and applies the pack.
+    struct IgnoringTheCondition: SyncServiceMiddleware {
+        func intercept(
+            _ request: SyncRequest, context: ServiceContext, next: @Sendable (SyncRequest, ServiceContext) async throws -> SyncResponse
+        ) async throws -> SyncResponse {
+            var request = request
+            if request.method == .post { request.path = String(request.pathWithoutQuery) }
+            return try await next(request, context)
+        }
+    }
+
+    @Test("against a server that ignores the condition, a device whose pack went in after another device's change pulls that change after its push, in the same sync")
+    func serverWithoutTheCondition() async throws {
+        let harness = AquasyncHarness()
+        let transport = harness.loopback(front: IgnoringTheCondition())
+        let first = harness.client(.json, through: transport)
+        let second = harness.client(.json, through: transport)
+        let ada = try await first.save("Contact", fields: ["name": "Ada"])
+        try await first.sync()
+        try await second.save("Contact", fields: ["name": "Bob"])
+
+        let report = try await second.sync()
+        #expect(report.pushed == 1 && report.pulled == 1, "the pack's answer did not let it move past: it pulled")
+        #expect(try await second.object("Contact", gid: ada)?.fields["name"] == "Ada")
+        #expect(try await second.sync().pulled == 0)
+    }
 }
