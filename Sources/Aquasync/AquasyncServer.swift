@@ -142,13 +142,14 @@ public struct AquasyncServer: SyncService {
 
         /// The condition of a push's query, or `nil` for an unconditional push (no `latestUST`).
         /// - Throws: ``SyncCore/SyncServiceError`` (400) for a `latestUST` that is not a non-negative
-        ///   integer or a `deviceToken` that is not a lowercase UUID.
+        ///   integer or a `deviceToken` that is not a lowercase UUID (with or without `latestUST`).
         init?(latestUST: String?, deviceToken: String?) throws {
+            let token = try AquasyncServer.deviceToken(deviceToken)
             guard let latestUST else { return nil }
             guard let ust = Int64(latestUST), ust >= 0 else {
                 throw SyncServiceError.badRequest("latestUST must be a non-negative integer")
             }
-            (self.latestUST, self.deviceToken) = (ust, try AquasyncServer.deviceToken(deviceToken))
+            (self.latestUST, self.deviceToken) = (ust, token)
         }
     }
 

@@ -61,7 +61,7 @@ struct AquasyncConditionalPushTests {
         let harness = AquasyncHarness()
         try await harness.withTransport(route) { transport in
             let pack = Self.pack("6f1c8a3e-2b4d-4e5f-8a9b-0c1d2e3f4a5b", name: "x", id: "0190c2a4-7b6e-7c1a-9d2f-3e4a5b6c7d8e")
-            for query in ["?latestUST=-1", "?latestUST=soon", "?latestUST=", "?latestUST=0&deviceToken=ABC"] {
+            for query in ["?latestUST=-1", "?latestUST=soon", "?latestUST=", "?latestUST=0&deviceToken=ABC", "?deviceToken=ABC"] {
                 let response = try await transport.send(Self.push(pack, query: query))
                 #expect(response.status == 400, "\(query)")
             }
