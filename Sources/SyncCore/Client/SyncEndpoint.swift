@@ -15,7 +15,8 @@
 /// ```
 ///
 /// ## Sending and retrying
-/// ``send(_:idempotent:)`` returns a 2xx answer. A transient failure — no
+/// ``send(_:idempotent:accepting:)`` returns a 2xx answer (or one of the statuses it is told the
+/// protocol answers with). A transient failure — no
 /// answer, 429, 503, another 5xx for an idempotent request — is sent again,
 /// unchanged, after the wait ``retry`` gives (or the answer's
 /// ``SyncResponse/retryAfter``), slept on ``clock``; hand it a `TestClock`
@@ -129,7 +130,7 @@ public struct SyncEndpoint: Sendable {
         }
     }
 
-    /// Sends `request` as ``send(_:idempotent:)`` does and decodes the answer
+    /// Sends `request` as ``send(_:idempotent:accepting:)`` does and decodes the answer
     /// into `type`, as ``decode(_:from:of:)`` does.
     /// - Throws: ``SyncClientError``; `CancellationError` when the task is cancelled.
     public func send<Answer: Decodable>(
