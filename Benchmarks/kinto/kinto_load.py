@@ -80,13 +80,14 @@ class Device:
         return response, payload
 
     RECORDS = "/v1/buckets/default/collections/contacts/records"
+    # The same collection as a /batch request names it (without the API's version prefix).
+    BATCH_RECORDS = RECORDS.removeprefix("/v1")
 
     def sync(self, record):
         """Push one record and pull what changed since the last sync, in one /batch request: one round
         trip, as an Anchorage device's sync when nothing waits to be pulled."""
-        collection = "/buckets/default/collections/contacts/records"
-        pull = collection + "?_sort=last_modified" + (f"&_since={self.since}" if self.since else "")
-        requests = [{"method": "POST", "path": collection, "body": {"data": record}}, {"method": "GET", "path": pull}]
+        pull = self.BATCH_RECORDS + "?_sort=last_modified" + (f"&_since={self.since}" if self.since else "")
+        requests = [{"method": "POST", "path": self.BATCH_RECORDS, "body": {"data": record}}, {"method": "GET", "path": pull}]
         _, payload = self.request("POST", "/v1/batch", {"requests": requests})
         answers = json.loads(payload)["responses"]
         if any(answer["status"] >= 400 for answer in answers):
@@ -184,7 +185,7 @@ def bulk(port, pid, count, prefix):
     uploader.request("GET", Device.RECORDS + "?_limit=1")  # the default bucket and collection exist from here on
     sampler, cpu_before, began = Sampler(pid), cpu_seconds(pid), time.monotonic()
     for start in range(0, count, 25):
-        requests = [{"method": "POST", "path": "/buckets/default/collections/contacts/records", "body": {"data": r}}
+        requests = [{"method": "POST", "path": Device.BATCH_RECORDS, "body": {"data": r}}
                     for r in records[start:start + 25]]
         _, payload = uploader.request("POST", "/v1/batch", {"requests": requests})
         if any(answer["status"] >= 400 for answer in json.loads(payload)["responses"]):

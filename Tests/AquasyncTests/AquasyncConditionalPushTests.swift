@@ -73,15 +73,14 @@ struct AquasyncConditionalPushTests {
     func requestsOfASync(route: TransportRoute) async throws {
         let harness = AquasyncHarness()
         try await harness.withTransport(route) { transport in
-            let requests = Counter()
-            let counted = transport.with(HookMiddleware { _ in requests.increment(); return nil })
+            let requests = CountingMiddleware()
+            let counted = transport.with(requests)
             let clock = TestClock()
             let first = harness.client(.json, clock: clock, through: counted)
             let second = harness.client(.json, clock: clock, through: counted, conflictPolicy: .serverWins)
             func requestsOf(_ sync: () async throws -> AquasyncClient.Report) async throws -> (AquasyncClient.Report, Int) {
-                let before = requests.count
-                let report = try await sync()
-                return (report, requests.count - before)
+                requests.reset()
+                return (try await sync(), requests.total.requests)
             }
 
             let gid = try await first.save("Contact", fields: ["name": "Ada"])
