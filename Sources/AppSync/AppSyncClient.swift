@@ -15,14 +15,15 @@ public import SyncCore
 /// ```
 ///
 /// What is not the local store, the server or the types is in ``Configuration``:
-/// where the server is mounted, retries, the clocks and the conflict policy.
+/// where the server is mounted, retries, the clocks, the conflict policy and the update size.
 ///
 /// ## The journal
 /// ``save(_:guid:fields:)`` and ``delete(_:guid:)`` store the object and a
 /// ``SyncCore/JournalEntry`` in one transaction: the action, its time, and
 /// the ArchCopy — the object as the device last had it from the server. An
-/// upload sends the objects whose entries are ready, and an entry leaves the
-/// journal when the server took the object (one changed again meanwhile
+/// upload sends the objects whose entries are ready, in updates of
+/// ``Configuration/updateSize`` objects, and an entry leaves the journal when
+/// the server took the object (one changed again meanwhile
 /// stays, to be sent again). Per type the client keeps
 /// `servercounter_lastsync`, where its downloads reached; the seed's
 /// `counter` and `counter_lastsync` are kept as a read-out (``counters(_:)``)
@@ -99,6 +100,10 @@ public actor AppSyncClient {
         /// as `anchorage sync --stack appsync` uses without `--priority`;
         /// `.askUser` leaves every conflict to the application.
         public var conflictPolicy: any ConflictPolicy
+        /// The most objects one update carries (500 by default; ``AppSyncServer`` takes up to
+        /// ``AppSyncServer/maxObjectsPerUpdate``, 10,000 by default): more pending changes go up in
+        /// several updates, each settled in the journal as its answer comes.
+        public var updateSize: Int
 
         /// Makes a configuration; every setting left out keeps its default.
         /// - Parameters:
@@ -107,15 +112,18 @@ public actor AppSyncClient {
         ///   - clock: The wall clock that stamps local changes.
         ///   - sleeper: The clock the waits between retries are slept on.
         ///   - conflictPolicy: Decides conflicts.
+        ///   - updateSize: The most objects one update carries (at least 1).
         public init(
             basePath: String = "/rest", retry: RetryPolicy = .default, clock: any WallClock = SystemWallClock(),
-            sleeper: any Clock<Duration> = ContinuousClock(), conflictPolicy: any ConflictPolicy = NewestWinsPolicy()
+            sleeper: any Clock<Duration> = ContinuousClock(), conflictPolicy: any ConflictPolicy = NewestWinsPolicy(),
+            updateSize: Int = 500
         ) {
             self.basePath = basePath
             self.retry = retry
             self.clock = clock
             self.sleeper = sleeper
             self.conflictPolicy = conflictPolicy
+            self.updateSize = updateSize
         }
     }
 
@@ -152,6 +160,8 @@ public actor AppSyncClient {
         self.transport = transport
         self.codec = codec
         self.types = Dictionary(types.map { ($0.name, $0) }, uniquingKeysWith: { _, last in last })
+        var configuration = configuration
+        configuration.updateSize = max(1, configuration.updateSize)
         self.configuration = configuration
         self.endpoint = SyncEndpoint(
             transport: transport, codecs: CodecSet([codec]), retry: configuration.retry, clock: configuration.sleeper)
@@ -569,28 +579,46 @@ public actor AppSyncClient {
         return true
     }
 
+    /// Uploads the ready changes of `type`, ``Configuration/updateSize`` objects an update; each update's
+    /// answer is settled in the journal before the next goes up, so an upload cut short resumes with what
+    /// the server has not answered (sending an object twice is harmless: the server skips it).
     private func syncToServer(_ type: AppSyncObjectType, into report: inout Report) async throws {
         let name = type.name
-        let (pending, counterNow, serverLastSync) = try await store.transaction(for: account) { tx in
-            var pending: [(entry: JournalEntry, object: AppSyncObject)] = []
-            let ready = try await tx.journal.entries(in: [StoredObject.collection(name)]).filter(\.isReadyToSend)
-            let records = try await tx.records(at: ready.map(\.key))
-            for entry in ready {
-                guard let stored = records[entry.key] else { continue }
-                pending.append((entry, try StoredObject.object(stored.record)))
-            }
-            return (
-                pending, try await tx.metadata(ClientState.counter) ?? 0,
-                try await tx.metadata(ClientState.serverCounterLastSync(name)) ?? 0
+        let (ready, counterNow) = try await store.transaction(for: account) { tx in
+            (
+                try await tx.journal.entries(in: [StoredObject.collection(name)]).filter(\.isReadyToSend),
+                try await tx.metadata(ClientState.counter) ?? 0
             )
         }
-        guard !pending.isEmpty else { return }
+        var start = ready.startIndex
+        while start < ready.endIndex {
+            let batch = ready[start..<min(start + configuration.updateSize, ready.endIndex)]
+            start = batch.endIndex
+            let settled = try await upload(batch, of: name, counterNow: counterNow)
+            report.uploaded += settled.uploaded
+            report.rejected.merge(settled.rejected) { _, new in new }
+            report.refused.merge(settled.refused) { _, new in new }
+        }
+    }
+
+    /// Sends one update of the objects `entries` name and settles its answer: taken objects leave the
+    /// journal (unless changed again meanwhile), refusals are noted, and `servercounter_lastsync` moves
+    /// to the answer's `servercounter` when nothing else was written on the server since it.
+    private func upload(_ entries: ArraySlice<JournalEntry>, of name: String, counterNow: Int64) async throws -> Report {
+        let (pending, serverLastSync) = try await store.transaction(for: account) { tx in
+            let records = try await tx.records(at: entries.map(\.key))
+            let pending = try entries.compactMap { entry in
+                try records[entry.key].map { (entry: entry, object: try StoredObject.object($0.record)) }
+            }
+            return (pending, try await tx.metadata(ClientState.serverCounterLastSync(name)) ?? 0)
+        }
+        guard !pending.isEmpty else { return Report() }
         let request = try endpoint.request(
             .post, "\(configuration.basePath)/\(name)/update",
             body: AppSyncMessages.UpdateRequest(objects: pending.map(\.object)))
         let result = try await endpoint.send(request, idempotent: true, as: AppSyncMessages.UpdateAnswer.self).result
         let rejections = Dictionary((result.rejected ?? []).map { ($0.guid, $0) }, uniquingKeysWith: { first, _ in first })
-        let settled = try await store.transaction(for: account) { tx in
+        return try await store.transaction(for: account) { tx in
             var settled = Report()
             try await tx.journal.prefetch(pending.map(\.entry.key))
             for (entry, object) in pending {
@@ -617,9 +645,6 @@ public actor AppSyncClient {
             }
             return settled
         }
-        report.uploaded += settled.uploaded
-        report.rejected.merge(settled.rejected) { _, new in new }
-        report.refused.merge(settled.refused) { _, new in new }
     }
 
     // MARK: Helpers
