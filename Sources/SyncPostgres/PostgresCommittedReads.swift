@@ -27,6 +27,10 @@ struct PostgresCommittedReads: CommittedReads {
         try await queries.metadata(key, for: peer, of: account, client)
     }
 
+    func metadata(_ keys: [String], for peer: PeerID, of account: AccountID) async throws -> ([String: SyncValue], revision: Int64) {
+        try await queries.metadata(keys, for: peer, of: account, client)
+    }
+
     /// PostgreSQL `text` columns cannot hold NUL characters.
     func requireStorable(_ text: String, _ what: String) throws {
         guard !text.utf8.contains(0) else {

@@ -207,6 +207,28 @@ struct StoreQueries: Sendable {
         return (value, revision)
     }
 
+    /// The committed metadata values of `account` for `peer` under `keys`, by key, and the account's revision.
+    func metadata(
+        _ keys: [String], for peer: PeerID, of account: AccountID, _ client: PostgresClient
+    ) async throws -> ([String: SyncValue], revision: Int64) {
+        let rows = try await PreparedQueries.run(
+            """
+            SELECT a.revision, m.key, m.value
+            FROM (SELECT 1) AS one
+            LEFT JOIN \(unescaped: schema).account a ON a.name = \(account.rawValue)
+            LEFT JOIN \(unescaped: schema).peer_metadata m
+                ON m.account_id = a.id AND m.peer = \(peer.rawValue) AND m.key = ANY(\(keys)::text[])
+            """, on: client, logger: logger)
+        var found: [String: SyncValue] = [:]
+        var revision: Int64 = 0
+        for try await row in rows {
+            let (rowRevision, key, blob) = try row.decode((Int64?, String?, Data?).self)
+            revision = rowRevision ?? 0
+            if let key, let blob { found[key] = try StoredValueFormat.decode(blob) }
+        }
+        return (found, revision)
+    }
+
     // MARK: Writing
 
     /// Takes the row lock of `account`'s row inside the caller's open
@@ -318,6 +340,24 @@ struct StoreQueries: Sendable {
                 """)
         }
         statement.deletePart("unmeta", from: "\(schema).peer_metadata", where: ("peer", "key"), in: removedMetadata)
+        if !writes.removedMetadataPrefixes.isEmpty {
+            // The parts of one statement run on one snapshot in no set order, so the rows this commit
+            // writes (written after the removal in the transaction) are left to the upsert.
+            let (peers, prefixes) = (writes.removedMetadataPrefixes.map(\.peer.rawValue), writes.removedMetadataPrefixes.map(\.prefix))
+            let written = metadata.keys.isEmpty ? "" : """
+
+                    AND (t.peer, t.key) NOT IN (
+                        SELECT * FROM unnest(\(statement.bind(metadata.peers))::text[], \(statement.bind(metadata.keys))::text[]))
+                """
+            statement.part(
+                "unprefix",
+                """
+                DELETE FROM \(schema).peer_metadata t
+                USING acct, unnest(\(statement.bind(peers))::text[], \(statement.bind(prefixes))::text[]) AS p(peer, prefix)
+                WHERE t.account_id = acct.id AND t.peer = p.peer AND t.key >= p.prefix AND starts_with(t.key, p.prefix)\(written)
+                RETURNING 1
+                """)
+        }
         let rows = try await PreparedQueries.run(statement.query, on: connection, logger: logger)
         var before: Int64?
         for try await row in rows { before = try row.makeRandomAccess()[0].decode(Int64.self) }

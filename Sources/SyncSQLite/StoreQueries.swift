@@ -142,6 +142,28 @@ enum StoreQueries {
         return try StoredValueFormat.decode(blob)
     }
 
+    /// The committed metadata values of `account` for `peer` under `keys` (at most
+    /// `BufferedTransaction.keysPerRead`, within SQLite's 999 bound parameters), by key.
+    static func metadata(_ keys: [String], for peer: PeerID, of account: AccountID, _ db: Database) throws -> [String: SyncValue] {
+        let unique = Array(Set(keys))
+        guard !unique.isEmpty else { return [:] }
+        let placeholders = Array(repeating: "?", count: unique.count).joined(separator: ", ")
+        let sql = """
+            SELECT key, value FROM peer_metadata
+            WHERE account_id = \(accountIDOfName) AND peer = ? AND key IN (\(placeholders))
+            """
+        let arguments = StatementArguments([account.rawValue, peer.rawValue]) + StatementArguments(unique)
+        let rows =
+            unique.count <= cachedKeyCounts
+            ? try Row.fetchAll(db.cachedStatement(sql: sql), arguments: arguments)
+            : try Row.fetchAll(db, sql: sql, arguments: arguments)
+        var found: [String: SyncValue] = [:]
+        for row in rows {
+            found[try row.decode(String.self, atIndex: 0)] = try StoredValueFormat.decode(row.decode(Data.self, atIndex: 1))
+        }
+        return found
+    }
+
     /// The problems `PRAGMA integrity_check` and `PRAGMA foreign_key_check` find; empty when there are none.
     static func integrityProblems(_ db: Database) throws -> [String] {
         let integrity = try String.fetchAll(db, sql: "PRAGMA integrity_check").filter { $0 != "ok" }
@@ -211,6 +233,16 @@ enum StoreQueries {
             }
         }
 
+        // Keys are compared as bytes: `substr` of a blob counts bytes, and the range on `key` lets the
+        // primary key's index find the first one.
+        let removePrefix = try db.cachedStatement(
+            sql: """
+                DELETE FROM peer_metadata
+                WHERE account_id = ? AND peer = ? AND key >= ? AND substr(CAST(key AS BLOB), 1, ?) = CAST(? AS BLOB)
+                """)
+        for (peer, prefix) in writes.removedMetadataPrefixes {
+            try removePrefix.execute(arguments: [accountID, peer.rawValue, prefix, prefix.utf8.count, prefix])
+        }
         let setMetadata = try db.cachedStatement(
             sql: """
                 INSERT INTO peer_metadata(account_id, peer, key, value) VALUES (?, ?, ?, ?)

@@ -15,7 +15,8 @@ import Synchronization
 /// A row is a stored record a read hands back: from `record(_:)`, `records(in:after:limit:)`,
 /// `records(at:)` (and so `prefetch(_:)`) inside a transaction, or `changes(for:after:in:limit:)`.
 /// Rows of the collections in `ignoring` (a stack's bookkeeping, such as the device's journal) are
-/// counted apart, in ``Counts/bookkeepingRows``.
+/// counted apart, in ``Counts/bookkeepingRows``. Metadata values read are counted by their size, in
+/// ``Counts/metadataElements``, so that bookkeeping kept in metadata is held to the same bound.
 public final class RowCountingStore: SyncStore, Sendable {
     /// What the wrapped store was asked and what it returned.
     public struct Counts: Sendable, Hashable {
@@ -29,14 +30,22 @@ public final class RowCountingStore: SyncStore, Sendable {
         public var writes = 0
         /// Transactions run.
         public var transactions = 0
+        /// The elements of the metadata values returned: 1 for each scalar value, and for an array or a
+        /// dictionary 1 and its elements', so that one value holding an entry per record (an id map of
+        /// the whole data set) counts as many as it holds.
+        public var metadataElements = 0
 
         /// Makes counts, all zero unless given.
-        public init(rows: Int = 0, keys: Set<RecordKey> = [], bookkeepingRows: Int = 0, writes: Int = 0, transactions: Int = 0) {
+        public init(
+            rows: Int = 0, keys: Set<RecordKey> = [], bookkeepingRows: Int = 0, writes: Int = 0, transactions: Int = 0,
+            metadataElements: Int = 0
+        ) {
             self.rows = rows
             self.keys = keys
             self.bookkeepingRows = bookkeepingRows
             self.writes = writes
             self.transactions = transactions
+            self.metadataElements = metadataElements
         }
 
     }
@@ -95,6 +104,19 @@ public final class RowCountingStore: SyncStore, Sendable {
                     counts.keys.insert(stored.record.key)
                 }
             }
+        }
+    }
+
+    fileprivate func returned(metadata values: some Sequence<SyncValue>) {
+        let elements = values.reduce(0) { $0 + Self.elements(of: $1) }
+        state.withLock { $0.metadataElements += elements }
+    }
+
+    private static func elements(of value: SyncValue) -> Int {
+        switch value {
+        case .array(let items): items.reduce(1) { $0 + elements(of: $1) }
+        case .dictionary(let entries): entries.values.reduce(1) { $0 + elements(of: $1) }
+        default: 1
         }
     }
 
@@ -186,9 +208,32 @@ private struct CountingTransaction: StoreTransaction {
 
     func purge(_ key: RecordKey) async throws { try await base.purge(key) }
 
-    func metadata(_ key: String, for peer: PeerID) async throws -> SyncValue? { try await base.metadata(key, for: peer) }
+    func records(
+        at keys: [RecordKey], withMetadata key: String, for peer: PeerID
+    ) async throws -> (records: [RecordKey: StoredRecord], metadata: SyncValue?) {
+        let found = try await base.records(at: keys, withMetadata: key, for: peer)
+        store.returned(found.records.values)
+        store.returned(metadata: found.metadata.map { [$0] } ?? [])
+        return found
+    }
+
+    func metadata(_ key: String, for peer: PeerID) async throws -> SyncValue? {
+        let value = try await base.metadata(key, for: peer)
+        store.returned(metadata: value.map { [$0] } ?? [])
+        return value
+    }
+
+    func metadata(_ keys: [String], for peer: PeerID) async throws -> [String: SyncValue] {
+        let values = try await base.metadata(keys, for: peer)
+        store.returned(metadata: values.values)
+        return values
+    }
 
     func setMetadata(_ value: SyncValue?, _ key: String, for peer: PeerID) async throws {
         try await base.setMetadata(value, key, for: peer)
+    }
+
+    func removeMetadata(keysStartingWith prefix: String, for peer: PeerID) async throws {
+        try await base.removeMetadata(keysStartingWith: prefix, for: peer)
     }
 }

@@ -31,6 +31,8 @@ extension StoreContractSuite {
         case accountIsolation
         /// ``StoreContractSuite/verifyMetadata()``.
         case metadata
+        /// ``StoreContractSuite/verifyMetadataBatches()``.
+        case metadataBatches
         /// ``StoreContractSuite/verifyPurge()``.
         case purge
         /// ``StoreContractSuite/verifyReadCommitted()``.
@@ -55,6 +57,7 @@ extension StoreContractSuite {
             case .rewriteAppearsOnce: "rewrite appears once"
             case .accountIsolation: "account isolation"
             case .metadata: "metadata"
+            case .metadataBatches: "metadata batches"
             case .purge: "purge"
             case .readCommitted: "read committed"
             case .invalidLimitsRejected: "invalid limits rejected"
@@ -93,6 +96,7 @@ extension StoreContractSuite {
             case .rewriteAppearsOnce: try await suite.verifyRewriteAppearsOnce()
             case .accountIsolation: try await suite.verifyAccountIsolation()
             case .metadata: try await suite.verifyMetadata()
+            case .metadataBatches: try await suite.verifyMetadataBatches()
             case .purge: try await suite.verifyPurge()
             case .readCommitted: try await suite.verifyReadCommitted()
             case .invalidLimitsRejected: try await suite.verifyInvalidLimitsRejected()

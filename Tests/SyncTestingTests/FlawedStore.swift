@@ -152,6 +152,10 @@ struct FlawedTransaction: StoreTransaction {
     func setMetadata(_ value: SyncValue?, _ key: String, for peer: PeerID) async throws {
         try await base.setMetadata(value, key, for: self.peer(peer))
     }
+
+    func removeMetadata(keysStartingWith prefix: String, for peer: PeerID) async throws {
+        try await base.removeMetadata(keysStartingWith: prefix, for: self.peer(peer))
+    }
 }
 
 /// A "transaction" that runs every call in a transaction of its own.
@@ -183,5 +187,9 @@ struct AutocommitTransaction: StoreTransaction {
 
     func setMetadata(_ value: SyncValue?, _ key: String, for peer: PeerID) async throws {
         try await store.transaction(for: account) { try await $0.setMetadata(value, key, for: peer) }
+    }
+
+    func removeMetadata(keysStartingWith prefix: String, for peer: PeerID) async throws {
+        try await store.transaction(for: account) { try await $0.removeMetadata(keysStartingWith: prefix, for: peer) }
     }
 }

@@ -354,6 +354,15 @@ final class MemoryTransaction: StoreTransaction {
         }
     }
 
+    /// Removes the values as pending writes: the transaction sees the account's state as it was when it
+    /// began, so the keys it removes are exactly those it can see.
+    func removeMetadata(keysStartingWith prefix: String, for peer: PeerID) async throws {
+        try withOpenState { state in
+            let visible = Array(state.base.metadata[peer]?.keys.map(\.self) ?? []) + Array(state.metadata[peer]?.keys.map(\.self) ?? [])
+            for key in visible where key.utf8.starts(with: prefix.utf8) { state.metadata[peer, default: [:]][key] = .some(nil) }
+        }
+    }
+
     private func withOpenState<T>(_ body: (inout State) throws -> T) throws -> T {
         try state.withLock { state in
             guard !state.isFinished else {

@@ -242,8 +242,16 @@ private final class QuotaTransaction: StoreTransaction {
         try await base.metadata(key, for: peer)
     }
 
+    func metadata(_ keys: [String], for peer: PeerID) async throws -> [String: SyncValue] {
+        try await base.metadata(keys, for: peer)
+    }
+
     func setMetadata(_ value: SyncValue?, _ key: String, for peer: PeerID) async throws {
         try await base.setMetadata(value, key, for: peer)
+    }
+
+    func removeMetadata(keysStartingWith prefix: String, for peer: PeerID) async throws {
+        try await base.removeMetadata(keysStartingWith: prefix, for: peer)
     }
 
     private func add(_ new: QuotaStore.Usage, minus old: QuotaStore.Usage) {

@@ -165,7 +165,13 @@ package struct ReadOnlyTransaction: StoreTransaction {
 
     package func metadata(_ key: String, for peer: PeerID) async throws -> SyncValue? { try await base.metadata(key, for: peer) }
 
+    package func metadata(_ keys: [String], for peer: PeerID) async throws -> [String: SyncValue] {
+        try await base.metadata(keys, for: peer)
+    }
+
     package func setMetadata(_ value: SyncValue?, _ key: String, for peer: PeerID) async throws { throw Self.refusal }
+
+    package func removeMetadata(keysStartingWith prefix: String, for peer: PeerID) async throws { throw Self.refusal }
 
     private static var refusal: StoreError {
         StoreError(.invalidArgument, "a read of committed data cannot write; writes belong in transaction(for:_:)")
@@ -257,8 +263,22 @@ public protocol StoreTransaction: Sendable {
     /// A metadata value stored for `peer` under `key`, or `nil`.
     func metadata(_ key: String, for peer: PeerID) async throws -> SyncValue?
 
+    /// The metadata values stored for `peer` under `keys`, by key; a key without a value has no entry.
+    ///
+    /// The same answer as ``metadata(_:for:)`` for each key, in as few reads as the store can manage
+    /// (the SQLite and PostgreSQL stores ask for up to 500 keys in one query): for bookkeeping kept as a
+    /// value per item, such as an id map, of which a sync reads the entries of the items it handles.
+    /// Stores that cannot batch get the default, which reads one key at a time.
+    func metadata(_ keys: [String], for peer: PeerID) async throws -> [String: SyncValue]
+
     /// Stores (or, with `nil`, removes) a metadata value for `peer` under `key`.
     func setMetadata(_ value: SyncValue?, _ key: String, for peer: PeerID) async throws
+
+    /// Removes every metadata value of `peer` whose key starts with `prefix` (compared as UTF-8 bytes):
+    /// the committed ones and those this transaction wrote before; values it writes afterwards are kept.
+    /// For bookkeeping kept as a value per item that is dropped all at once, such as an id map that a
+    /// slow sync starts again.
+    func removeMetadata(keysStartingWith prefix: String, for peer: PeerID) async throws
 }
 
 extension StoreTransaction {
@@ -268,6 +288,15 @@ extension StoreTransaction {
         var found: [RecordKey: StoredRecord] = [:]
         for key in keys where found[key] == nil {
             if let stored = try await record(key) { found[key] = stored }
+        }
+        return found
+    }
+
+    /// Reads the keys one at a time with ``metadata(_:for:)``: the default for a store that has no batched read.
+    public func metadata(_ keys: [String], for peer: PeerID) async throws -> [String: SyncValue] {
+        var found: [String: SyncValue] = [:]
+        for key in keys where found[key] == nil {
+            if let value = try await metadata(key, for: peer) { found[key] = value }
         }
         return found
     }

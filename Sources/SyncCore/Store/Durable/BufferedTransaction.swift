@@ -15,6 +15,10 @@ package protocol CommittedReads: Sendable {
     /// The committed metadata value `key` of `peer`, if any.
     func metadata(_ key: String, for peer: PeerID, of account: AccountID) async throws -> (SyncValue?, revision: Int64)
 
+    /// The committed metadata values of `peer` under `keys` (at most ``BufferedTransaction/keysPerRead``), by
+    /// key, read on one snapshot together with the account's revision.
+    func metadata(_ keys: [String], for peer: PeerID, of account: AccountID) async throws -> ([String: SyncValue], revision: Int64)
+
     /// The committed records at `keys` (at most ``BufferedTransaction/keysPerRead``), by key, their fields
     /// left in the stored form, read on one snapshot together with the account's revision.
     func records(at keys: [RecordKey], of account: AccountID) async throws -> ([RecordKey: EncodedStoredRecord], revision: Int64)
@@ -61,6 +65,18 @@ package final class BufferedTransaction: StoreTransaction {
         var committed: [RecordKey: StoredRecord?] = [:]
         /// Committed metadata values already read, `nil` for a key known to be unset.
         var committedMetadata: [PeerID: [String: SyncValue?]] = [:]
+        /// Prefixes of metadata keys removed, by peer (``removeMetadata(keysStartingWith:for:)``).
+        var removedMetadataPrefixes: [PeerID: [String]] = [:]
+
+        /// The value this transaction knows for `key` of `peer` without reading: its own write, `nil` under
+        /// a removed prefix, or the committed value read before; `nil` (not `.some(nil)`) when unknown.
+        func knownMetadata(_ key: String, for peer: PeerID) -> SyncValue?? {
+            if let pending = metadata[peer]?[key] { return .some(pending.value) }
+            if let prefixes = removedMetadataPrefixes[peer], prefixes.contains(where: { key.utf8.starts(with: $0.utf8) }) {
+                return .some(nil)
+            }
+            return committedMetadata[peer]?[key]
+        }
         var oldestRevision: Int64?
         var newestRevision: Int64?
     }
@@ -99,6 +115,9 @@ package final class BufferedTransaction: StoreTransaction {
             writes.records = ordered.compactMap { $0 }
             for (peer, values) in state.metadata {
                 for (key, write) in values { writes.metadata.append((peer: peer, key: key, write: write)) }
+            }
+            for (peer, prefixes) in state.removedMetadataPrefixes {
+                for prefix in prefixes { writes.removedMetadataPrefixes.append((peer: peer, prefix: prefix)) }
             }
             return Outcome(
                 writes: writes, oldestRevisionRead: state.oldestRevision,
@@ -269,8 +288,7 @@ package final class BufferedTransaction: StoreTransaction {
         try reads.requireStorable(peer.rawValue, "peer")
         try reads.requireStorable(key, "metadata key")
         let (unread, metadataKnown) = try withOpenState { state in
-            (Array(Set(keys.filter { state.committed[$0] == nil })),
-             state.metadata[peer]?[key] != nil || state.committedMetadata[peer]?[key] != nil)
+            (Array(Set(keys.filter { state.committed[$0] == nil })), state.knownMetadata(key, for: peer) != nil)
         }
         if !metadataKnown, !unread.isEmpty, unread.count <= Self.keysPerRead {
             let (account, reads) = (self.account, self.reads)
@@ -289,11 +307,7 @@ package final class BufferedTransaction: StoreTransaction {
     // MARK: Metadata
 
     package func metadata(_ key: String, for peer: PeerID) async throws -> SyncValue? {
-        let known: SyncValue?? = try withOpenState { state in
-            if let pending = state.metadata[peer]?[key] { return .some(pending.value) }
-            return state.committedMetadata[peer]?[key]
-        }
-        if let known { return known }
+        if let known = try withOpenState({ state in state.knownMetadata(key, for: peer) }) { return known }
         try reads.requireStorable(peer.rawValue, "peer")
         try reads.requireStorable(key, "metadata key")
         let (account, reads) = (self.account, self.reads)
@@ -303,8 +317,34 @@ package final class BufferedTransaction: StoreTransaction {
         // A write may have happened while reading; the latest one wins.
         return try withOpenState { state in
             state.committedMetadata[peer, default: [:]][key] = .some(committed)
-            if let pending = state.metadata[peer]?[key] { return pending.value }
-            return committed
+            return state.knownMetadata(key, for: peer) ?? committed
+        }
+    }
+
+    package func metadata(_ keys: [String], for peer: PeerID) async throws -> [String: SyncValue] {
+        try reads.requireStorable(peer.rawValue, "peer")
+        for key in keys { try reads.requireStorable(key, "metadata key") }
+        let unread = try withOpenState { state in Array(Set(keys.filter { state.knownMetadata($0, for: peer) == nil })) }
+        let (account, reads) = (self.account, self.reads)
+        var start = 0
+        while start < unread.count {
+            let chunk = Array(unread[start..<min(start + Self.keysPerRead, unread.count)])
+            start += chunk.count
+            let found = try await read("reading \(chunk.count) metadata values of peer \(peer)") {
+                try await reads.metadata(chunk, for: peer, of: account)
+            }
+            try withOpenState { state in
+                for key in chunk where state.committedMetadata[peer]?[key] == nil {
+                    state.committedMetadata[peer, default: [:]][key] = .some(found[key])
+                }
+            }
+        }
+        return try withOpenState { state in
+            var values: [String: SyncValue] = [:]
+            for key in keys {
+                if case let value?? = state.knownMetadata(key, for: peer) { values[key] = value }
+            }
+            return values
         }
     }
 
@@ -314,6 +354,17 @@ package final class BufferedTransaction: StoreTransaction {
         let blob = try value.map { value throws(StoreError) in try StoredValueFormat.encode(value) }
         try withOpenState { state in
             state.metadata[peer, default: [:]][key] = PendingMetadataWrite(value: value, blob: blob)
+        }
+    }
+
+    /// Drops this transaction's writes under `prefix` and notes the prefix, so that reads under it answer
+    /// `nil` until written again and the commit removes the committed values before its own writes.
+    package func removeMetadata(keysStartingWith prefix: String, for peer: PeerID) async throws {
+        try reads.requireStorable(peer.rawValue, "peer")
+        try reads.requireStorable(prefix, "metadata key prefix")
+        try withOpenState { state in
+            state.metadata[peer] = state.metadata[peer]?.filter { key, _ in !key.utf8.starts(with: prefix.utf8) }
+            state.removedMetadataPrefixes[peer, default: []].append(prefix)
         }
     }
 

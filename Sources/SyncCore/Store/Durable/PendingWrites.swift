@@ -27,14 +27,17 @@ package struct PendingWrites: Sendable {
     /// Record writes in the order of each record's last write (positions are
     /// handed out in this order).
     package var records: [(key: RecordKey, write: PendingRecordWrite)] = []
-    /// Metadata writes by peer and key.
+    /// Metadata writes by peer and key, applied after ``removedMetadataPrefixes``.
     package var metadata: [(peer: PeerID, key: String, write: PendingMetadataWrite)] = []
+    /// Prefixes of the metadata keys to remove, by peer: every value of the peer whose key starts with
+    /// the prefix (as UTF-8 bytes) goes, before ``metadata`` is written.
+    package var removedMetadataPrefixes: [(peer: PeerID, prefix: String)] = []
 
     /// The keys of the records written (not purged).
     package var puts: [RecordKey] { records.compactMap { if case .put = $0.write { $0.key } else { nil } } }
 
     /// Whether there is nothing to commit.
-    package var isEmpty: Bool { records.isEmpty && metadata.isEmpty }
+    package var isEmpty: Bool { records.isEmpty && metadata.isEmpty && removedMetadataPrefixes.isEmpty }
 
     /// Nothing to write yet.
     package init() {}
