@@ -95,9 +95,10 @@ struct OTAClientIncoming {
         let (uri, sent, mode, sentRecords) = (sync.uri, sync.sentLUIDs, sync.mode, sync.sentRecords)
         try await store.transaction { tx in
             for (luid, record) in sentRecords { try await OTAClientState.setSynced(record, luid, uri, in: tx) }
-            var ids = mode == .fast ? try await tx.metadata(OTAClientState.ids(uri)) ?? [:] : [:]
-            for luid in sent where ids[luid] == nil { ids[luid] = "" }
-            try await tx.setMetadata(ids, OTAClientState.ids(uri))
+            // A slow or reset sync's server knows exactly the records it was sent.
+            var ids = OTAIDMap.device(dataclass: uri)
+            if mode == .fast { try await ids.load(luids: sent, in: tx) } else { try await ids.removeAll(in: tx) }
+            for luid in sent where ids.uuid(forLUID: luid) == nil { try await ids.set(luid: luid, uuid: "", in: tx) }
             if let serverAnchor { try await tx.setMetadata(serverAnchor, OTAClientState.serverAnchor(uri)) }
         }
         sync.mingled = true

@@ -31,22 +31,24 @@ struct OTAClientOutgoing {
         let uri = sync.uri
         try await journalUnsentChanges(of: uri)
         let keepsSynced = client.configuration.itemType == .changes
-        let (anchor, requested, ids, pending, entries) = try await store.transaction { tx in
+        let (anchor, requested, pending, entries) = try await store.transaction { tx in
             (
                 try await tx.metadata(OTAClientState.serverAnchor(uri)), try await tx.metadata(OTAClientState.requestedMode(uri)),
-                try await tx.metadata(OTAClientState.ids(uri)) ?? [:], try await tx.metadata(OTAClientState.pendingIDMap(uri)) ?? [:],
+                try await tx.metadata(OTAClientState.pendingIDMap(uri)) ?? [:],
                 try await tx.journal.entries(in: [CollectionID(uri)]).filter(\.isReadyToSend)
             )
         }
         // The entries' records as they are now, and (for FLD) what the server holds of them, read at once.
-        let (current, synced): ([RecordKey: StoredRecord], [String: OTARecord]) = try await store.transaction { [entries] tx in
+        let (current, ids, synced): ([RecordKey: StoredRecord], OTAIDMap, [String: OTARecord]) = try await store.transaction { [entries] tx in
             let current = try await tx.records(at: entries.map(\.key))
-            guard keepsSynced else { return (current, [:]) }
             let luids = entries.map(\.key.id.rawValue)
+            var ids = OTAIDMap.device(dataclass: uri)
+            try await ids.load(luids: luids, in: tx)
+            guard keepsSynced else { return (current, ids, [:]) }
             try await tx.prefetch(luids.map { RecordKey(collection: OTAClientState.syncedCollection(uri), id: RecordID($0)) })
             var synced: [String: OTARecord] = [:]
             for luid in luids { synced[luid] = try await OTAClientState.synced(luid, uri, in: tx) }
-            return (current, synced)
+            return (current, ids, synced)
         }
         sentItems -= sync.sentLUIDs.count - sync.outgoing.count  // sent and not processed: they go again
         let mode = proposed ?? requested ?? (anchor == nil ? .slow : .fast)
@@ -82,7 +84,7 @@ struct OTAClientOutgoing {
                     continue
                 }
                 let record = try OTARecord(stored.record)
-                let operation: OTAItemOperation = ids[luid] == nil ? .add : .modify
+                let operation: OTAItemOperation = ids.uuid(forLUID: luid) == nil ? .add : .modify
                 if sync.itemType == .changes {
                     guard let item = Self.fieldChanges(from: synced[luid], to: record, operation) else { continue }
                     sync.outgoing.append((luid, item))

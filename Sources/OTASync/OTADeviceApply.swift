@@ -57,38 +57,37 @@ struct OTADeviceApply: Sendable {
             var outcome = Outcome()
             let collection = CollectionID(uri)
             let journal = OTADeviceJournal(dataclass: uri, now: now, keepsSynced: keepsSynced)
-            var ids = try await tx.metadata(OTAClientState.ids(uri)) ?? [:]
+            var ids = OTAIDMap.device(dataclass: uri)
             var pending = try await tx.metadata(OTAClientState.pendingIDMap(uri)) ?? [:]
             if dropsRecords {
                 try await dropAll(collection, in: tx)
                 try await dropAll(OTAClientState.syncedCollection(uri), in: tx)
                 for entry in try await tx.journal.entries(in: [collection]) { try await tx.journal.remove(entry.key) }
-                ids = [:]
+                try await ids.removeAll(in: tx)
                 pending = [:]
             }
-            var luidByUUID: [String: String] = [:]
-            for (luid, uuid) in ids where !uuid.isEmpty { luidByUUID[uuid] = luid }
+            // An item's key is the device's LUID, or the server's UUID of a record the device may have mapped.
+            try await ids.load(luids: items.map(\.id), uuids: items.map(\.id), in: tx)
             let version = RecordVersion(modifiedAt: now, node: OTADeviceRecords.syncNode)
             // Every record and journal entry the loop may look at, read at once.
-            let candidates = items.flatMap { key, _ in [key] + (luidByUUID[key].map { [$0] } ?? []) }
+            let candidates = items.flatMap { key, _ in [key] + (ids.luid(forUUID: key).map { [$0] } ?? []) }
             try await tx.prefetch(candidates.map { RecordKey(collection: collection, id: RecordID($0)) })
             try await tx.journal.prefetch(candidates.map(journal.key))
 
             for (key, item) in items {
-                var luid: String? = ids[key] != nil ? key : luidByUUID[key]
+                var luid: String? = ids.uuid(forLUID: key) != nil ? key : ids.luid(forUUID: key)
                 if luid == nil, try await tx.record(RecordKey(collection: collection, id: RecordID(key))) != nil { luid = key }
                 let current = try await luid.asyncMap { try await tx.record(RecordKey(collection: collection, id: RecordID($0))) } ?? nil
                 if let luid, let entry = try await tx.journal.entry(for: journal.key(luid)) {
                     // A local change is pending: the journal judges the server's version; the local data stays unless
                     // the answer takes the server's.
-                    try await tx.setMetadata(ids, OTAClientState.ids(uri))
                     let entity = item.entity ?? OTADeviceJournal.entity(of: current?.record)
                     let fields = item.operation == .delete ? nil : item.applied(to: entry.archCopy?.record.fields ?? entry.local.fields)
                     let remote = ServerVersion(
                         record: journal.record(luid, fields: fields, time: now, node: OTADeviceRecords.syncNode), token: anchor.map(SyncValue.string))
                     let judgement = try await journal.judge(
                         entry, remote: remote, entity: entity, policy: policy, askUser: item.conflict != nil, in: tx)
-                    ids = try await tx.metadata(OTAClientState.ids(uri)) ?? [:]
+                    ids.forget(luid: luid)  // taking the server's delete removed it from the map
                     if case .conflict = judgement { outcome.conflicts += 1 }
                     outcome.judged.insert(luid)
                     outcome.count += 1
@@ -100,15 +99,15 @@ struct OTADeviceApply: Sendable {
                     guard let luid, let current, !current.record.isDeleted else { continue }
                     try await tx.put(current.record.tombstone(version: version))
                     if keepsSynced { try await OTAClientState.setSynced(nil, luid, uri, in: tx) }
-                    ids[luid] = nil
+                    try await ids.remove(luid: luid, in: tx)
                 case .add, .modify:
                     let id: String
                     if let luid {
                         id = luid
                     } else {
                         id = OTADeviceRecords.newLUID()
-                        ids[id] = key
-                        luidByUUID[key] = id
+                        ids.assumeUnmapped(luid: id)
+                        try await ids.set(luid: id, uuid: key, in: tx)
                         pending[key] = .string(id)
                         outcome.newIDs[key] = id
                     }
@@ -121,7 +120,6 @@ struct OTADeviceApply: Sendable {
                     if keepsSynced { try await OTAClientState.setSynced(record, id, uri, in: tx) }
                 }
             }
-            try await tx.setMetadata(ids, OTAClientState.ids(uri))
             try await tx.setMetadata(pending.isEmpty ? nil : pending, OTAClientState.pendingIDMap(uri))
             if let anchor { try await tx.setMetadata(anchor, OTAClientState.serverAnchor(uri)) }
             return outcome

@@ -44,9 +44,16 @@ struct OTADeviceJournal {
         _ action: JournalAction, _ current: SyncRecord?, luid: String, entity: String, fields: [String: SyncValue]?,
         in tx: any StoreTransaction
     ) async throws {
-        let ids = try await tx.metadata(OTAClientState.ids(dataclass)) ?? [:]
-        let anchor = try await tx.metadata(OTAClientState.serverAnchor(dataclass))
-        let held = try current.flatMap { ids[luid] == nil ? nil : ServerVersion(record: try Self.neutral($0), token: anchor.map(SyncValue.string)) }
+        var held: ServerVersion?
+        if let current {
+            // A record the server knows is based on what it holds; a new one on nothing.
+            var ids = OTAIDMap.device(dataclass: dataclass)
+            try await ids.load(luids: [luid], in: tx)
+            if ids.uuid(forLUID: luid) != nil {
+                let anchor = try await tx.metadata(OTAClientState.serverAnchor(dataclass))
+                held = ServerVersion(record: try Self.neutral(current), token: anchor.map(SyncValue.string))
+            }
+        }
         let local = record(luid, fields: fields, time: now, node: OTADeviceRecords.localNode)
         // A tombstone keeps the entity, for an answer that brings the record back.
         let stored = fields.map { OTARecord(entity: entity, fields: $0).storedFields } ?? ["entity": .string(entity)]
@@ -130,9 +137,8 @@ struct OTADeviceJournal {
     private func takeTheirs(_ remote: ServerVersion, luid: String, entity: String, in tx: any StoreTransaction) async throws {
         let version = RecordVersion(modifiedAt: now, node: OTADeviceRecords.syncNode)
         if remote.record.isDeleted {
-            var ids = try await tx.metadata(OTAClientState.ids(dataclass)) ?? [:]
-            ids[luid] = nil
-            try await tx.setMetadata(ids, OTAClientState.ids(dataclass))
+            var ids = OTAIDMap.device(dataclass: dataclass)
+            try await ids.remove(luid: luid, in: tx)
             if let stored = try await tx.record(key(luid)), !stored.record.isDeleted {
                 try await tx.put(stored.record.tombstone(version: version))
             }

@@ -62,6 +62,8 @@ public struct OTADeviceRecords: Sendable {
         try await store.transaction(for: account) { tx in
             try await tx.prefetch(luids.map(journal.key))
             try await tx.journal.prefetch(luids.map(journal.key))
+            var ids = OTAIDMap.device(dataclass: dataclass)
+            try await ids.load(luids: records.compactMap(\.luid), in: tx)  // what each change reads, at once
             for (luid, (_, entity, fields)) in zip(luids, records) {
                 let current = try await tx.record(journal.key(luid))?.record
                 let action: JournalAction = current.map { $0.isDeleted ? .add : .modify } ?? .add
@@ -122,9 +124,6 @@ enum OTAClientState {
     /// Before the journal: the change position up to which the device's own changes reached the server's
     /// mingle. A store that has it gets journal entries for its changes after it once (``OTAClientOutgoing``).
     static func legacySentPosition(_ dataclass: String) -> MetadataKey<ChangePosition> { .init("ota.sent.\(dataclass)", peer: peer) }
-
-    /// The device's ids the server knows, with the server's id where the device learned it (else "").
-    static func ids(_ dataclass: String) -> MetadataKey<[String: String]> { .init("ota.ids.\(dataclass)", peer: peer) }
 
     /// Id mappings (server UUID → LUID) not yet delivered to the server; removed when there are none.
     static func pendingIDMap(_ dataclass: String) -> MetadataKey<[String: SyncValue]> {

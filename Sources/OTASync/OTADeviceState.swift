@@ -18,7 +18,6 @@ struct OTADeviceState: Hashable, Sendable {
     var requestedMode: OTASyncMode?
 
     static func key(_ dataclass: String) -> String { "ota.state.\(dataclass)" }
-    static func idMapKey(_ dataclass: String) -> String { "ota.idmap.\(dataclass)" }
     static func conflictsKey(_ dataclass: String) -> String { "ota.conflicts.\(dataclass)" }
     static func mingledKey(_ dataclass: String) -> String { "ota.mingled.\(dataclass)" }
     static let deviceInfoKey = "ota.deviceinfo"
@@ -57,34 +56,6 @@ struct OTADeviceState: Hashable, Sendable {
     mutating func remember(deviceAnchor: String?) {
         guard let deviceAnchor, deviceAnchors.last != deviceAnchor else { return }
         deviceAnchors = Array((deviceAnchors + [deviceAnchor]).suffix(2))
-    }
-}
-
-/// The id map of one device and dataclass: the device's LUIDs to the server's UUIDs.
-struct OTAIDMap: Hashable, Sendable {
-    private(set) var uuidByLUID: [String: String] = [:]
-    private(set) var luidByUUID: [String: String] = [:]
-
-    init() {}
-
-    init(_ value: SyncValue?) {
-        guard case .dictionary(let map)? = value else { return }
-        for (luid, uuid) in map {
-            if case .string(let uuid) = uuid { set(luid: luid, uuid: uuid) }
-        }
-    }
-
-    var value: SyncValue { .dictionary(uuidByLUID.mapValues(SyncValue.string)) }
-
-    mutating func set(luid: String, uuid: String) {
-        if let previous = uuidByLUID[luid] { luidByUUID[previous] = nil }
-        if let previous = luidByUUID[uuid] { uuidByLUID[previous] = nil }
-        uuidByLUID[luid] = uuid
-        luidByUUID[uuid] = luid
-    }
-
-    mutating func remove(uuid: String) {
-        if let luid = luidByUUID.removeValue(forKey: uuid) { uuidByLUID[luid] = nil }
     }
 }
 

@@ -46,9 +46,9 @@ struct OTAIDMapUpdate: Sendable {
     func merge(into store: AccountStore, dataclass: String, peer: PeerID) async throws {
         let pairs = pairs
         try await store.transaction { tx in
-            var map = OTAIDMap(try await tx.metadata(OTADeviceState.idMapKey(dataclass), for: peer))
-            for pair in pairs { map.set(luid: pair.luid, uuid: pair.uuid) }
-            try await tx.setMetadata(map.value, OTADeviceState.idMapKey(dataclass), for: peer)
+            var map = OTAIDMap.server(dataclass: dataclass, device: peer)
+            try await map.load(luids: pairs.map(\.luid), uuids: pairs.map(\.uuid), in: tx)
+            for pair in pairs { try await map.set(luid: pair.luid, uuid: pair.uuid, in: tx) }
         }
     }
 }

@@ -27,7 +27,9 @@ struct OTAMingler: Sendable {
         var sync = sync
         let uri = sync.uri
         var state = OTADeviceState(try await tx.metadata(OTADeviceState.key(uri), for: peer))
-        var idMap = OTAIDMap(try await tx.metadata(OTADeviceState.idMapKey(uri), for: peer))
+        var idMap = OTAIDMap.server(dataclass: uri, device: peer)
+        // A device id may be a server id too (a device that uses the server's ids): both are read.
+        try await idMap.load(luids: sync.items.map(\.id), uuids: sync.items.map(\.id), in: tx)
         var conflicts = try await tx.metadata(OTADeviceState.conflictsKey(uri), for: peer)?.dictionaryValue ?? [:]
         let filter = try await tx.metadata(OTADeviceState.filterKey(uri), for: peer)?.dictionaryValue.map {
             value throws(OTAMessageError) in try OTADataclassFilter(value)
@@ -38,9 +40,9 @@ struct OTAMingler: Sendable {
             break
         case .slow:
             matcher = try await OTASlowSyncMatcher(previous: idMap, collection: CollectionID(uri), in: tx)
-            idMap = OTAIDMap()
+            try await idMap.removeAll(in: tx)
         case .reset:
-            idMap = OTAIDMap()
+            try await idMap.removeAll(in: tx)
         }
         if sync.mode == .fast {
             // Conflicts sent in a push the device has since confirmed (its anchor is past them) are delivered.
@@ -93,7 +95,6 @@ struct OTAMingler: Sendable {
             OTAMingled(deviceAnchor: sync.nextDeviceAnchor, digests: digests).value, OTADeviceState.mingledKey(uri), for: peer)
         state.remember(deviceAnchor: sync.nextDeviceAnchor)
         try await tx.setMetadata(state.value, OTADeviceState.key(uri), for: peer)
-        try await tx.setMetadata(idMap.value, OTADeviceState.idMapKey(uri), for: peer)
         try await tx.setMetadata(conflicts.isEmpty ? nil : .dictionary(conflicts), OTADeviceState.conflictsKey(uri), for: peer)
         sync.generation = state.generation
         return sync
@@ -114,7 +115,7 @@ struct OTAMingler: Sendable {
     private func knownID(_ luid: String, idMap: OTAIDMap, collection: CollectionID, in tx: any StoreTransaction)
         async throws -> String?
     {
-        if let uuid = idMap.uuidByLUID[luid] { return uuid }
+        if let uuid = idMap.uuid(forLUID: luid) { return uuid }
         return try await tx.record(RecordKey(collection: collection, id: RecordID(luid))) != nil ? luid : nil
     }
 
@@ -164,8 +165,10 @@ struct OTAMingler: Sendable {
         let existing = try live.map { try OTARecord($0.record) }
         let updated = OTARecord(
             entity: item.entity ?? existing?.entity ?? "record", fields: item.applied(to: existing?.fields ?? [:]))
+        let isNew = uuid == nil
         let uuid = uuid ?? UUID().uuidString
-        idMap.set(luid: luid, uuid: uuid)
+        if isNew { idMap.assumeUnmapped(uuid: uuid) }  // just made: no entry to read
+        try await idMap.set(luid: luid, uuid: uuid, in: tx)
         if let existing, existing == updated {
             sync.unchangedOnDevice.insert(RecordID(uuid))
             return
@@ -189,7 +192,8 @@ struct OTAMingler: Sendable {
             var own = incoming
             own.id = RecordID(copy)
             try await tx.put(own)
-            idMap.set(luid: luid, uuid: copy)
+            idMap.assumeUnmapped(uuid: copy)
+            try await idMap.set(luid: luid, uuid: copy, in: tx)
         case .deferred:
             try await tx.put(live.record)
             conflicts[uuid] = .dictionary(updated.fields)
@@ -210,6 +214,7 @@ struct OTAMingler: Sendable {
 /// the previous id map when it still points at a live record, else by equal
 /// content — so that a slow sync never duplicates what both sides hold.
 struct OTASlowSyncMatcher {
+    /// The id map as loaded for the items the device sends, before the slow sync dropped it.
     private let previous: OTAIDMap
     private let collection: CollectionID
     private var unclaimedByContent: [OTARecord: [String]] = [:]
@@ -225,7 +230,7 @@ struct OTASlowSyncMatcher {
 
     /// The server record the device's `luid` is, if any; each server record matches once.
     mutating func match(luid: String, item: OTAItem, in tx: any StoreTransaction) async throws -> String? {
-        if let uuid = previous.uuidByLUID[luid], !claimed.contains(uuid),
+        if let uuid = previous.uuid(forLUID: luid), !claimed.contains(uuid),
             let stored = try await tx.record(RecordKey(collection: collection, id: RecordID(uuid))), !stored.record.isDeleted
         {
             claimed.insert(uuid)

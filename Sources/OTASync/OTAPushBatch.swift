@@ -12,23 +12,24 @@ struct OTAPushBatch {
     /// Whether more changes wait for the next message.
     var hasMore: Bool
 
-    /// What the push needs to know of the device, read once per message and dataclass.
+    /// What the push needs to know of the device, read once per message and dataclass; the id map's
+    /// entries are read a page of changes at a time.
     struct DeviceView: Sendable {
-        var idMap: OTAIDMap
+        /// The device, as the peer its state is kept under.
+        var peer: PeerID
         /// UUID → the device's version, for conflicts sent to the user.
         var conflicts: [String: SyncValue]
         var filter: OTADataclassFilter?
 
         static func read(_ uri: String, peer: PeerID, from store: AccountStore) async throws -> DeviceView {
-            let (idMap, conflicts, filterValue) = try await store.transaction { tx in
-                (
-                    OTAIDMap(try await tx.metadata(OTADeviceState.idMapKey(uri), for: peer)),
-                    try await tx.metadata(OTADeviceState.conflictsKey(uri), for: peer)?.dictionaryValue ?? [:],
-                    try await tx.metadata(OTADeviceState.filterKey(uri), for: peer)?.dictionaryValue
-                )
+            let (conflicts, filterValue) = try await store.transaction { tx in
+                var idMap = OTAIDMap.server(dataclass: uri, device: peer)
+                try await idMap.load(in: tx)  // takes over an earlier version's map before the pages read it
+                let values = try await tx.metadata([OTADeviceState.conflictsKey(uri), OTADeviceState.filterKey(uri)], for: peer)
+                return (values[OTADeviceState.conflictsKey(uri)]?.dictionaryValue ?? [:], values[OTADeviceState.filterKey(uri)]?.dictionaryValue)
             }
             let filter = try filterValue.map { value throws(OTAMessageError) in try OTADataclassFilter(value) }
-            return DeviceView(idMap: idMap, conflicts: conflicts, filter: filter)
+            return DeviceView(peer: peer, conflicts: conflicts, filter: filter)
         }
     }
 
@@ -40,14 +41,19 @@ struct OTAPushBatch {
         // Nothing goes to the device: its anchor stays where it was, so a later two-way sync sends what it missed.
         guard sync.direction != .toServer else { return OTAPushBatch(cursor: sync.pushCursor, hasMore: false) }
         let uri = sync.uri
-        let (idMap, conflicts, filter) = (device.idMap, device.conflicts, device.filter)
+        let (conflicts, filter, peer) = (device.conflicts, device.filter, device.peer)
         var batch = OTAPushBatch(cursor: sync.pushCursor, hasMore: false)
         var used = 0
         for try await page in store.changePages(after: batch.cursor, in: [CollectionID(uri)], pageSize: 200) {
+            let idMap = try await store.store.readCommitted(for: store.account) { tx in
+                var idMap = OTAIDMap.server(dataclass: uri, device: peer)
+                try await idMap.load(uuids: page.records.map(\.record.id.rawValue), in: tx)
+                return idMap
+            }
             for stored in page.records {
                 let record = stored.record
                 let uuid = record.id.rawValue
-                let luid = idMap.luidByUUID[uuid]
+                let luid = idMap.luid(forUUID: uuid)
                 let content = try record.isDeleted ? nil : OTARecord(record)
                 // A record the device's filter leaves out is not sent; one the device holds is deleted there.
                 let filteredOut = content.map { filter?.admits($0.fields, now: now) == false } ?? false

@@ -144,7 +144,7 @@ struct OTAEngineTests {
         #expect(try await harness.serverRecords(Dataclass.contacts).count == 1)
     }
 
-    @Test("the device's state is stored as before: the same names and the same values, so existing stores still read; the journal replaces ota.sent")
+    @Test("the device's state is stored as before, so existing stores still read: the same names and values, the journal in place of ota.sent, the LUIDs the server knows an entry each")
     func stateStoredAsBefore() async throws {
         let store = MemoryStore()
         let phone = harness.device("phone", store: store)
@@ -170,7 +170,13 @@ struct OTAEngineTests {
         #expect(stored.device?["generation"]?.stringValue?.hasPrefix("d") == true)
         #expect(stored.sent == nil)  // what must be sent is the journal's, empty once the server took it
         #expect(try await store.transaction(for: harness.account) { tx in try await tx.journal.entries() }.isEmpty)
-        #expect(stored.ids?.dictionaryValue?[luid]?.stringValue != nil)
+        // The LUIDs the server knows were one value, `ota.ids.<dataclass>`; they are an entry each now, and a
+        // store with the old value takes it over on its next sync (OTAIDMapTests).
+        #expect(stored.ids == nil)
+        let entry = try await store.transaction(for: harness.account) { tx in
+            try await tx.metadata("ota.ids\u{1F}\(contacts)\u{1F}l\u{1F}\(luid)", for: peer)
+        }
+        #expect(entry?.stringValue != nil)
         #expect(stored.mode == nil && stored.pending == nil && stored.conflicts == nil)
 
         // A store written this way reads back: the next sync is fast and sends nothing again.

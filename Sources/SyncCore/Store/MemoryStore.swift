@@ -105,6 +105,12 @@ public actor MemoryStore: ChangeNotifyingStore {
         accounts[account]?.latestPosition ?? .start
     }
 
+    /// Every metadata value `account` holds, by peer and key: what a test compares to show that a request
+    /// left the store's bookkeeping as it was, whatever keys a stack keeps it under.
+    package func allMetadata(of account: AccountID) -> [PeerID: [String: SyncValue]] {
+        accounts[account]?.metadata ?? [:]
+    }
+
     // MARK: Commit
 
     private func commit(_ writes: MemoryTransaction.Writes, to account: AccountID) {
