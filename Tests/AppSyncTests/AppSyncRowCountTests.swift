@@ -19,6 +19,11 @@ struct AppSyncRowCountTests {
 
     @Test("after 100,000 records, a sync of 10 edits takes at most 2 requests and reads only the edited records and their bookkeeping")
     func incrementalSyncReadsOnlyTheEdits() async throws {
+        try await LargeDataTurn.shared.take { try await fillThenSyncTenEdits() }
+    }
+
+    /// Fills the account, edits ten records, and checks the writer's and the reader's incremental syncs.
+    private func fillThenSyncTenEdits() async throws {
         let folder = try TemporaryFolder("appsync-rows")
         let serverStore = RowCountingStore(try SQLiteStore(path: folder.path("server.sqlite")))
         let type = AppSyncObjectType("contact")

@@ -22,6 +22,11 @@ struct OTARowCountTests {
 
     @Test("after 100,000 records, a sync of 10 edits takes at most 2 requests and reads only the edited records and their bookkeeping")
     func incrementalSyncReadsOnlyTheEdits() async throws {
+        try await LargeDataTurn.shared.take { try await fillThenSyncTenEdits() }
+    }
+
+    /// Fills the account, edits ten records, and checks the writer's and the reader's incremental syncs.
+    private func fillThenSyncTenEdits() async throws {
         let folder = try TemporaryFolder("ota-rows")
         // The device's record of what it last synced (`ota-synced:DATACLASS`) is bookkeeping, as the journal is.
         let bookkeeping: @Sendable (CollectionID) -> Bool = {
