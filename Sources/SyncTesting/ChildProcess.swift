@@ -16,7 +16,8 @@ import Synchronization
 /// `posix_spawnp` and waits for exactly that child with `waitpid`, so any
 /// number of them may run in parallel without sharing state. Standard input,
 /// output and error go through temporary files, so a program that prints a
-/// lot never blocks on a full pipe. Waiting for a program to exit happens on
+/// lot never blocks on a full pipe; the child keeps no other descriptor of the
+/// test process (a server a test starts holds none of another test's sockets). Waiting for a program to exit happens on
 /// a thread of its own, never on the cooperative pool that runs the tests'
 /// tasks (two threads on a two-core machine): a test waiting for a slow
 /// program does not hold up the other tests.
@@ -141,6 +142,10 @@ public enum ChildProcess {
         posix_spawn_file_actions_addopen(&actions, 0, inputPath, O_RDONLY, 0)
         posix_spawn_file_actions_addopen(&actions, 1, outputPath, O_WRONLY | O_CREAT | O_TRUNC, 0o600)
         posix_spawn_file_actions_addopen(&actions, 2, errorPath, O_WRONLY | O_CREAT | O_TRUNC, 0o600)
+        // The child keeps no other descriptor of this process: a test's listening socket inherited by a
+        // server another test started (nginx, say) stays open after the test closes it, and a restart on
+        // its port fails with "Address already in use" for as long as that server runs.
+        _ = Self.addCloseFrom(&actions, 3)
         if let workingDirectory {
             guard Self.addChangeDirectory(&actions, workingDirectory) == 0 else {
                 throw LaunchError(description: "cannot run \(program) in \(workingDirectory)")
@@ -172,17 +177,28 @@ public enum ChildProcess {
             typealias Function = @convention(c) (
                 UnsafeMutablePointer<posix_spawn_file_actions_t>, UnsafePointer<CChar>
             ) -> Int32
-            #if canImport(Darwin)
-            let everyLibrary = UnsafeMutableRawPointer(bitPattern: -2)  // RTLD_DEFAULT
-            #else
-            let everyLibrary: UnsafeMutableRawPointer? = nil  // RTLD_DEFAULT
-            #endif
-            guard let symbol = dlsym(everyLibrary, "posix_spawn_file_actions_addchdir_np") else {
-                return { _, _ in ENOSYS }
-            }
+            guard let symbol = libraryFunction("posix_spawn_file_actions_addchdir_np") else { return { _, _ in ENOSYS } }
             let function = unsafeBitCast(symbol, to: Function.self)
             return { actions, path in function(actions, path) }
         }()
+
+    /// `posix_spawn_file_actions_addclosefrom_np` (glibc 2.34), which Swift's Glibc module does not declare,
+    /// looked up by name; where the C library has none, the child keeps the descriptors it inherits.
+    private static let addCloseFrom: @Sendable (UnsafeMutablePointer<posix_spawn_file_actions_t>, Int32) -> Int32 = {
+        typealias Function = @convention(c) (UnsafeMutablePointer<posix_spawn_file_actions_t>, Int32) -> Int32
+        guard let symbol = libraryFunction("posix_spawn_file_actions_addclosefrom_np") else { return { _, _ in ENOSYS } }
+        let function = unsafeBitCast(symbol, to: Function.self)
+        return { actions, lowest in function(actions, lowest) }
+    }()
+
+    /// The C library's function `name`, looked up in every library loaded.
+    private static func libraryFunction(_ name: String) -> UnsafeMutableRawPointer? {
+        #if canImport(Darwin)
+        dlsym(UnsafeMutableRawPointer(bitPattern: -2), name)  // RTLD_DEFAULT
+        #else
+        dlsym(nil, name)  // RTLD_DEFAULT
+        #endif
+    }
 
     /// A program started by ``ChildProcess/start(_:arguments:input:environment:workingDirectory:)``.
     ///
