@@ -55,10 +55,10 @@ struct OTAIDMap: Sendable {
         guard !checkedLegacy || !luids.isEmpty || !uuids.isEmpty else { return }
         checkedLegacy = true
         let keys = luids.map(key(luid:)) + uuids.map(key(uuid:))
-        var values = try await tx.metadata([legacyKey] + keys, for: peer)
+        var values = try await tx.metadata(at: [legacyKey] + keys, for: peer)
         if let legacy = values[legacyKey] {
             try await migrate(legacy, in: tx)
-            values = try await tx.metadata(keys, for: peer)  // answered from the entries just written
+            values = try await tx.metadata(at: keys, for: peer)  // answered from the entries just written
         }
         for luid in luids where uuidByLUID[luid] == nil { uuidByLUID[luid] = .some(values[key(luid: luid)]?.stringValue) }
         for uuid in uuids where luidByUUID[uuid] == nil { luidByUUID[uuid] = .some(values[key(uuid: uuid)]?.stringValue) }

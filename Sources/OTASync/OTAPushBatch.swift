@@ -25,7 +25,7 @@ struct OTAPushBatch {
             let (conflicts, filterValue) = try await store.transaction { tx in
                 var idMap = OTAIDMap.server(dataclass: uri, device: peer)
                 try await idMap.load(in: tx)  // takes over an earlier version's map before the pages read it
-                let values = try await tx.metadata([OTADeviceState.conflictsKey(uri), OTADeviceState.filterKey(uri)], for: peer)
+                let values = try await tx.metadata(at: [OTADeviceState.conflictsKey(uri), OTADeviceState.filterKey(uri)], for: peer)
                 return (values[OTADeviceState.conflictsKey(uri)]?.dictionaryValue ?? [:], values[OTADeviceState.filterKey(uri)]?.dictionaryValue)
             }
             let filter = try filterValue.map { value throws(OTAMessageError) in try OTADataclassFilter(value) }

@@ -27,8 +27,8 @@ struct PostgresCommittedReads: CommittedReads {
         try await queries.metadata(key, for: peer, of: account, client)
     }
 
-    func metadata(_ keys: [String], for peer: PeerID, of account: AccountID) async throws -> ([String: SyncValue], revision: Int64) {
-        try await queries.metadata(keys, for: peer, of: account, client)
+    func metadata(at keys: [String], for peer: PeerID, of account: AccountID) async throws -> ([String: SyncValue], revision: Int64) {
+        try await queries.metadata(at: keys, for: peer, of: account, client)
     }
 
     /// PostgreSQL `text` columns cannot hold NUL characters.

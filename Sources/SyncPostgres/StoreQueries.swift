@@ -209,7 +209,7 @@ struct StoreQueries: Sendable {
 
     /// The committed metadata values of `account` for `peer` under `keys`, by key, and the account's revision.
     func metadata(
-        _ keys: [String], for peer: PeerID, of account: AccountID, _ client: PostgresClient
+        at keys: [String], for peer: PeerID, of account: AccountID, _ client: PostgresClient
     ) async throws -> ([String: SyncValue], revision: Int64) {
         let rows = try await PreparedQueries.run(
             """

@@ -33,8 +33,8 @@ struct SQLiteCommittedReads: CommittedReads {
         try await read(account) { db in try StoreQueries.metadata(key, for: peer, of: account, db) }
     }
 
-    func metadata(_ keys: [String], for peer: PeerID, of account: AccountID) async throws -> ([String: SyncValue], revision: Int64) {
-        try await read(account) { db in try StoreQueries.metadata(keys, for: peer, of: account, db) }
+    func metadata(at keys: [String], for peer: PeerID, of account: AccountID) async throws -> ([String: SyncValue], revision: Int64) {
+        try await read(account) { db in try StoreQueries.metadata(at: keys, for: peer, of: account, db) }
     }
 
     /// SQLite `TEXT` holds any string.

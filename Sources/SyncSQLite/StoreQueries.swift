@@ -144,7 +144,7 @@ enum StoreQueries {
 
     /// The committed metadata values of `account` for `peer` under `keys` (at most
     /// `BufferedTransaction.keysPerRead`, within SQLite's 999 bound parameters), by key.
-    static func metadata(_ keys: [String], for peer: PeerID, of account: AccountID, _ db: Database) throws -> [String: SyncValue] {
+    static func metadata(at keys: [String], for peer: PeerID, of account: AccountID, _ db: Database) throws -> [String: SyncValue] {
         let unique = Array(Set(keys))
         guard !unique.isEmpty else { return [:] }
         let placeholders = Array(repeating: "?", count: unique.count).joined(separator: ", ")

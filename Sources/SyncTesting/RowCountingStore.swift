@@ -223,8 +223,8 @@ private struct CountingTransaction: StoreTransaction {
         return value
     }
 
-    func metadata(_ keys: [String], for peer: PeerID) async throws -> [String: SyncValue] {
-        let values = try await base.metadata(keys, for: peer)
+    func metadata(at keys: [String], for peer: PeerID) async throws -> [String: SyncValue] {
+        let values = try await base.metadata(at: keys, for: peer)
         store.returned(metadata: values.values)
         return values
     }

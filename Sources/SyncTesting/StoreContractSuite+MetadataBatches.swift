@@ -2,7 +2,7 @@ import SyncCore
 
 /// The check of metadata read by many keys at once and removed by key prefix.
 extension StoreContractSuite {
-    /// Checks ``SyncCore/StoreTransaction/metadata(_:for:)-([String],_)`` and
+    /// Checks ``SyncCore/StoreTransaction/metadata(at:for:)`` and
     /// ``SyncCore/StoreTransaction/removeMetadata(keysStartingWith:for:)``: a read of many keys (more than
     /// one batch of the durable stores) answers what reading each key would, the transaction's own writes
     /// and removals included; a removal by prefix takes exactly the peer's keys that start with the
@@ -32,7 +32,7 @@ extension StoreContractSuite {
             let read = try await store.transaction(for: account) { tx in
                 try await tx.setMetadata("new", "map/new", for: device)
                 try await tx.setMetadata(nil, "map/0", for: device)
-                return try await tx.metadata(asked, for: device)
+                return try await tx.metadata(at: asked, for: device)
             }
             var expected = Dictionary(uniqueKeysWithValues: mapped.enumerated().map { ($1, SyncValue.integer(Int64($0))) })
             expected["map/0"] = nil
@@ -42,7 +42,7 @@ extension StoreContractSuite {
                 "a read of \(asked.count) keys answered \(read.count) values; differing: \(read.filter { expected[$0.key] != $0.value }.prefix(3)), missing: \(expected.keys.filter { read[$0] == nil }.prefix(3))"
             )
             let committed = try await store.transaction(for: account) { tx in
-                try await tx.metadata(["map/new", "map/0", "map/1"], for: device)
+                try await tx.metadata(at: ["map/new", "map/0", "map/1"], for: device)
             }
             try require(
                 committed == ["map/new": "new", "map/1": .integer(1)], check,
@@ -56,7 +56,7 @@ extension StoreContractSuite {
                     throw Abandon()
                 }
             } catch is Abandon {}
-            let afterThrow = try await store.transaction(for: account) { tx in try await tx.metadata(mapped, for: device) }
+            let afterThrow = try await store.transaction(for: account) { tx in try await tx.metadata(at: mapped, for: device) }
             try require(
                 afterThrow.count == mapped.count - 1, check,
                 "a removal whose transaction threw left \(afterThrow.count) of \(mapped.count - 1) values")
@@ -68,7 +68,7 @@ extension StoreContractSuite {
                 try await tx.removeMetadata(keysStartingWith: "accent/\u{E9}", for: device)
                 try await tx.setMetadata("written after", "map/after", for: device)
                 return (
-                    try await tx.metadata(["map/1", "map/before", "map/after"], for: device),
+                    try await tx.metadata(at: ["map/1", "map/before", "map/after"], for: device),
                     try await tx.metadata("map/2", for: device)
                 )
             }
@@ -76,7 +76,7 @@ extension StoreContractSuite {
                 inTransaction.0 == ["map/after": "written after"] && inTransaction.1 == nil, check,
                 "inside the removing transaction, reads answer \(inTransaction.0) and map/2 = \(String(describing: inTransaction.1))")
             let left = try await store.transaction(for: account) { tx in
-                try await tx.metadata(mapped + outside + ["map/before", "map/after"], for: device)
+                try await tx.metadata(at: mapped + outside + ["map/before", "map/after"], for: device)
             }
             try require(
                 left == Dictionary(uniqueKeysWithValues: outside.map { ($0, SyncValue.string("kept")) }).merging(["map/after": "written after"]) { a, _ in a },

@@ -242,8 +242,8 @@ private final class QuotaTransaction: StoreTransaction {
         try await base.metadata(key, for: peer)
     }
 
-    func metadata(_ keys: [String], for peer: PeerID) async throws -> [String: SyncValue] {
-        try await base.metadata(keys, for: peer)
+    func metadata(at keys: [String], for peer: PeerID) async throws -> [String: SyncValue] {
+        try await base.metadata(at: keys, for: peer)
     }
 
     func setMetadata(_ value: SyncValue?, _ key: String, for peer: PeerID) async throws {

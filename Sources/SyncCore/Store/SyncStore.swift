@@ -165,8 +165,8 @@ package struct ReadOnlyTransaction: StoreTransaction {
 
     package func metadata(_ key: String, for peer: PeerID) async throws -> SyncValue? { try await base.metadata(key, for: peer) }
 
-    package func metadata(_ keys: [String], for peer: PeerID) async throws -> [String: SyncValue] {
-        try await base.metadata(keys, for: peer)
+    package func metadata(at keys: [String], for peer: PeerID) async throws -> [String: SyncValue] {
+        try await base.metadata(at: keys, for: peer)
     }
 
     package func setMetadata(_ value: SyncValue?, _ key: String, for peer: PeerID) async throws { throw Self.refusal }
@@ -269,7 +269,7 @@ public protocol StoreTransaction: Sendable {
     /// (the SQLite and PostgreSQL stores ask for up to 500 keys in one query): for bookkeeping kept as a
     /// value per item, such as an id map, of which a sync reads the entries of the items it handles.
     /// Stores that cannot batch get the default, which reads one key at a time.
-    func metadata(_ keys: [String], for peer: PeerID) async throws -> [String: SyncValue]
+    func metadata(at keys: [String], for peer: PeerID) async throws -> [String: SyncValue]
 
     /// Stores (or, with `nil`, removes) a metadata value for `peer` under `key`.
     func setMetadata(_ value: SyncValue?, _ key: String, for peer: PeerID) async throws
@@ -293,7 +293,7 @@ extension StoreTransaction {
     }
 
     /// Reads the keys one at a time with ``metadata(_:for:)``: the default for a store that has no batched read.
-    public func metadata(_ keys: [String], for peer: PeerID) async throws -> [String: SyncValue] {
+    public func metadata(at keys: [String], for peer: PeerID) async throws -> [String: SyncValue] {
         var found: [String: SyncValue] = [:]
         for key in keys where found[key] == nil {
             if let value = try await metadata(key, for: peer) { found[key] = value }

@@ -17,7 +17,7 @@ package protocol CommittedReads: Sendable {
 
     /// The committed metadata values of `peer` under `keys` (at most ``BufferedTransaction/keysPerRead``), by
     /// key, read on one snapshot together with the account's revision.
-    func metadata(_ keys: [String], for peer: PeerID, of account: AccountID) async throws -> ([String: SyncValue], revision: Int64)
+    func metadata(at keys: [String], for peer: PeerID, of account: AccountID) async throws -> ([String: SyncValue], revision: Int64)
 
     /// The committed records at `keys` (at most ``BufferedTransaction/keysPerRead``), by key, their fields
     /// left in the stored form, read on one snapshot together with the account's revision.
@@ -321,7 +321,7 @@ package final class BufferedTransaction: StoreTransaction {
         }
     }
 
-    package func metadata(_ keys: [String], for peer: PeerID) async throws -> [String: SyncValue] {
+    package func metadata(at keys: [String], for peer: PeerID) async throws -> [String: SyncValue] {
         try reads.requireStorable(peer.rawValue, "peer")
         for key in keys { try reads.requireStorable(key, "metadata key") }
         let unread = try withOpenState { state in Array(Set(keys.filter { state.knownMetadata($0, for: peer) == nil })) }
@@ -331,7 +331,7 @@ package final class BufferedTransaction: StoreTransaction {
             let chunk = Array(unread[start..<min(start + Self.keysPerRead, unread.count)])
             start += chunk.count
             let found = try await read("reading \(chunk.count) metadata values of peer \(peer)") {
-                try await reads.metadata(chunk, for: peer, of: account)
+                try await reads.metadata(at: chunk, for: peer, of: account)
             }
             try withOpenState { state in
                 for key in chunk where state.committedMetadata[peer]?[key] == nil {
