@@ -47,9 +47,9 @@ struct OTAIDMap: Sendable {
     ///
     /// A map an earlier version kept as one value (`ota.idmap.DATACLASS` on the server, `ota.ids.DATACLASS`
     /// on the device) is first written out entry by entry in `tx`, and the old value removed.
-    mutating func load(luids: some Sequence<String> = [String](), uuids: some Sequence<String> = [String](), in tx: any StoreTransaction)
-        async throws
-    {
+    mutating func load(
+        luids: some Sequence<String> = [String](), uuids: some Sequence<String> = [String](), in tx: any StoreTransaction
+    ) async throws {
         let luids = luids.filter { uuidByLUID[$0] == nil }
         let uuids = uuids.filter { luidByUUID[$0] == nil }
         guard !checkedLegacy || !luids.isEmpty || !uuids.isEmpty else { return }
@@ -140,7 +140,8 @@ struct OTAIDMap: Sendable {
         try await tx.setMetadata(value, key, for: peer)
     }
 
-    /// Writes an earlier version's map out entry by entry, and removes it. Of two LUIDs mapped to one UUID (which the old form could hold), the one that sorts last keeps it.
+    /// Writes an earlier version's map out entry by entry, and removes it. Of two LUIDs mapped to one UUID
+    /// (which the old form could hold), the one that sorts last keeps it.
     private func migrate(_ legacy: SyncValue, in tx: any StoreTransaction) async throws {
         var uuidByLUID: [String: String] = [:]
         var luidByUUID: [String: String] = [:]
