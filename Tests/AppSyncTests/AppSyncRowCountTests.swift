@@ -19,7 +19,7 @@ struct AppSyncRowCountTests {
 
     @Test("after 100,000 records, a sync of 10 edits takes at most 2 requests and reads only the edited records and their bookkeeping")
     func incrementalSyncReadsOnlyTheEdits() async throws {
-        try await LargeDataTurn.shared.take { try await fillThenSyncTenEdits() }
+        try await LargeDataTurn.gate.run { try await fillThenSyncTenEdits() }
     }
 
     /// Fills the account, edits ten records, and checks the writer's and the reader's incremental syncs.

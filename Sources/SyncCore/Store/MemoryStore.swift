@@ -364,7 +364,8 @@ final class MemoryTransaction: StoreTransaction {
     /// began, so the keys it removes are exactly those it can see.
     func removeMetadata(keysStartingWith prefix: String, for peer: PeerID) async throws {
         try withOpenState { state in
-            let visible = Array(state.base.metadata[peer]?.keys.map(\.self) ?? []) + Array(state.metadata[peer]?.keys.map(\.self) ?? [])
+            var visible = Array(state.base.metadata[peer, default: [:]].keys)
+            visible += state.metadata[peer, default: [:]].keys
             for key in visible where key.utf8.starts(with: prefix.utf8) { state.metadata[peer, default: [:]][key] = .some(nil) }
         }
     }
