@@ -1,6 +1,7 @@
 import FoundationEssentials
 public import HummingbirdCore
 import HummingbirdTLS
+public import NIOCore
 import NIOSSL
 
 extension HTTPSyncServer {
@@ -110,18 +111,38 @@ extension HTTPSyncServer {
         }
     }
 
-    /// Hummingbird's server: HTTP/1.1, inside TLS when ``Configuration/tls`` is set.
-    public var server: HTTPServerBuilder { wrappingTLS(.http1()) }
+    /// Hummingbird's server: HTTP/1.1 under ``Configuration/connections``' time limits, inside TLS when
+    /// ``Configuration/tls`` is set.
+    public var server: HTTPServerBuilder {
+        serverBuilder { responder in HTTP1Channel(responder: responder, configuration: http1Configuration()) }
+    }
 
-    /// `http` (an HTTP/1.1 server, one that upgrades to WebSocket say) inside TLS when
-    /// ``Configuration/tls`` is set, as it is otherwise.
-    public func wrappingTLS(_ http: HTTPServerBuilder) -> HTTPServerBuilder {
-        guard let tls = serverConfiguration.tls else { return http }
+    /// HTTP/1.1's configuration for this server: the handlers that report each request's progress to the
+    /// connection's time limits, then `handlers` (made anew for every connection).
+    public func http1Configuration(
+        adding handlers: @autoclosure @escaping @Sendable () -> [any RemovableChannelHandler] = []
+    ) -> HTTP1Channel.Configuration {
+        HTTP1Channel.Configuration(additionalChannelHandlers: [RequestProgressObserver()] + handlers())
+    }
+
+    /// A server whose connections are made by `makeChannel` (an HTTP/1.1 channel, or one that upgrades to a
+    /// WebSocket, made with ``http1Configuration(adding:)``), under ``Configuration/connections``' time
+    /// limits, and inside TLS when ``Configuration/tls`` is set.
+    public func serverBuilder<Base: ServerChildChannel>(
+        _ makeChannel: @escaping @Sendable (_ responder: @escaping HTTPChannelHandler.Responder) throws -> Base
+    ) -> HTTPServerBuilder {
+        let (limits, tls) = (serverConfiguration.connections, serverConfiguration.tls)
+        let tlsConfiguration: TLSConfiguration?
         do {
-            return try .tls(http, tlsConfiguration: try tls.makeTLSConfiguration())
+            tlsConfiguration = try tls?.makeTLSConfiguration()
         } catch {
             // Not reached: `TLS` checked its PEM when it was made. Should it happen, running fails before listening.
             return HTTPServerBuilder { _ in throw error }
+        }
+        return HTTPServerBuilder { responder in
+            let guarded = GuardedChannel(try makeChannel(responder), limits: limits, awaitsTLSHandshake: tls != nil)
+            guard let tlsConfiguration else { return guarded }
+            return try TLSChannel(guarded, tlsConfiguration: tlsConfiguration)
         }
     }
 }

@@ -1,4 +1,5 @@
 public import Hummingbird
+import HummingbirdCore
 public import Logging
 public import NIOCore
 public import SyncCore
@@ -47,13 +48,16 @@ public struct HTTPSyncServer: ApplicationProtocol {
         public var loginThrottle: LoginThrottle.Policy?
         /// The certificate and key to serve HTTPS with; `nil` serves plain HTTP.
         public var tls: TLS?
+        /// How many connections stay open and how long each part of a request may take.
+        public var connections: ConnectionLimits
 
         /// Makes a configuration: loopback, a free port and 64 MiB bodies by default,
-        /// 256 requests at once, 60 seconds each, ``LoginThrottle/Policy/standard``, and plain HTTP.
+        /// 256 requests at once, 60 seconds each, ``LoginThrottle/Policy/standard``, plain HTTP, and
+        /// ``ConnectionLimits/standard``.
         public init(
             host: String = "127.0.0.1", port: Int = 0, maxRequestBytes: Int = 64 << 20,
             maxConcurrentRequests: Int? = 256, requestTimeout: Duration? = .seconds(60),
-            loginThrottle: LoginThrottle.Policy? = .standard, tls: TLS? = nil
+            loginThrottle: LoginThrottle.Policy? = .standard, tls: TLS? = nil, connections: ConnectionLimits = .standard
         ) {
             self.host = host
             self.port = port
@@ -62,6 +66,7 @@ public struct HTTPSyncServer: ApplicationProtocol {
             self.requestTimeout = requestTimeout
             self.loginThrottle = loginThrottle
             self.tls = tls
+            self.connections = connections
         }
 
         /// Whether ``host`` reaches this machine only: `localhost`, an address
@@ -138,9 +143,14 @@ public struct HTTPSyncServer: ApplicationProtocol {
             logger: logger, loginThrottle: loginThrottle, limiter: limiter, observability: observability)
     }
 
-    /// Hummingbird's configuration, made from ``serverConfiguration``.
+    /// Hummingbird's configuration, made from ``serverConfiguration``: the address, and at
+    /// ``ConnectionLimits/maxOpenConnections`` no further connection accepted until one closes.
     public var configuration: ApplicationConfiguration {
-        ApplicationConfiguration(address: .hostname(serverConfiguration.host, port: serverConfiguration.port))
+        ApplicationConfiguration(
+            address: .hostname(serverConfiguration.host, port: serverConfiguration.port),
+            availableConnectionsDelegate: serverConfiguration.connections.maxOpenConnections.map {
+                MaximumAvailableConnections($0, logger: logger)
+            })
     }
 
     /// Logs the bound address and reports the port to `onRunning`.

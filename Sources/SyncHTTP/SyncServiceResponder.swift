@@ -1,6 +1,7 @@
 public import Hummingbird
 public import Logging
-import NIOCore
+public import HTTPTypes
+public import NIOCore
 import Prometheus
 public import SyncCore
 
@@ -79,18 +80,63 @@ public struct SyncServiceResponder<Context>: HTTPResponder {
     public func respond(to request: Request, context: Context) async throws -> Response {
         let path = Self.pathWithoutQuery(of: request)
         if let probe = await probeAnswer(request, path: path) { return probe }
+        let address = (context as? any RemoteAddressRequestContext)?.remoteAddress?.ipAddress
+        let answer = await answerCounted(request, address: address, upgrade: nil)
+        var response = Self.httpResponse(answer.response)
+        response.headers[HeaderFieldNames.requestID] = answer.requestID
+        return response
+    }
+
+    /// The answer to a request that asks to switch protocols (HTTP's `Upgrade`: a WebSocket handshake),
+    /// given by its head, which has no body.
+    ///
+    /// The request goes the way of every other: the login lock, the credentials, the request limit, the
+    /// log line and the metrics, then the service, with ``SyncCore/SyncRequest/upgrade`` set to the
+    /// protocol asked for. A `101` from the service grants the upgrade, and the caller switches the
+    /// connection; any other answer refuses it, and is what the client gets.
+    /// - Parameters:
+    ///   - head: The request's head.
+    ///   - remoteAddress: The client's address, for the login lock.
+    /// - Returns: The answer's head (with `X-Request-ID`, and `Connection: close` unless granted), its
+    ///   body, and the account the credentials proved.
+    public func answerUpgrade(_ head: HTTPRequest, remoteAddress: SocketAddress?) async -> UpgradeAnswer {
+        let request = Request(head: head, body: RequestBody(buffer: ByteBuffer()))
+        let answer = await answerCounted(request, address: remoteAddress?.ipAddress, upgrade: head.headerFields[.upgrade])
+        var response = Self.httpResponse(answer.response)
+        response.headers[HeaderFieldNames.requestID] = answer.requestID
+        if answer.response.status != 101 {
+            response.headers[.connection] = "close"
+            response.headers[.contentLength] = String(answer.response.body.count)
+        }
+        return UpgradeAnswer(
+            head: response.head, body: ByteBuffer(bytes: answer.response.body),
+            account: answer.response.status == 101 ? answer.account : nil)
+    }
+
+    /// The answer to an upgrade request: ``answerUpgrade(_:remoteAddress:)``.
+    public struct UpgradeAnswer: Sendable {
+        /// The answer's head: `101` when the upgrade is granted.
+        public var head: HTTPResponse
+        /// The answer's body (empty for `101`).
+        public var body: ByteBuffer
+        /// The account the request acts for, when the upgrade is granted.
+        public var account: AccountID?
+        /// Whether the service granted the upgrade.
+        public var isGranted: Bool { head.status.code == 101 }
+    }
+
+    /// Answers one request that is not a probe, with its request id, log line and metrics.
+    private func answerCounted(
+        _ request: Request, address: String?, upgrade: String?
+    ) async -> (response: SyncResponse, account: AccountID?, requestID: String) {
+        let path = Self.pathWithoutQuery(of: request)
         let requestID = RequestID.id(fromClient: request.headers[HeaderFieldNames.requestID])
         let metrics = RequestMetrics(stack: observability.stack(of: path), factory: observability.factory)
-        var response: Response
-        do {
-            response = try await RequestID.$current.withValue(requestID) { try await respondLogged(to: request, context: context) }
-        } catch {
-            metrics.finish(status: 500)
-            throw error
+        let (response, account) = await RequestID.$current.withValue(requestID) {
+            await respondLogged(to: request, address: address, upgrade: upgrade)
         }
-        metrics.finish(status: response.status.code)
-        response.headers[HeaderFieldNames.requestID] = requestID
-        return response
+        metrics.finish(status: response.status)
+        return (response, account, requestID)
     }
 
     /// The answer to `GET /health`, `/ready` or `/metrics`, or `nil` for a request the service answers.
@@ -122,23 +168,23 @@ public struct SyncServiceResponder<Context>: HTTPResponder {
     }
 
     /// Answers one request and logs it.
-    private func respondLogged(to request: Request, context: Context) async throws -> Response {
-        let address = (context as? any RemoteAddressRequestContext)?.remoteAddress?.ipAddress
-        let (response, account) = await answer(request, address: address)
+    private func respondLogged(to request: Request, address: String?, upgrade: String?) async -> (SyncResponse, AccountID?) {
+        let (response, account) = await answer(request, address: address, upgrade: upgrade)
         let level: Logger.Level = response.status < 400 ? .debug : .info
+        let path = Self.pathWithoutQuery(of: request)
         logger.log(
-            level: level, "\(request.method.rawValue) \(Self.pathWithoutQuery(of: request)) \(response.status)",
+            level: level, "\(request.method.rawValue) \(path) \(response.status)",
             metadata: [
                 "http.method": "\(request.method.rawValue)",
-                "http.path": "\(Self.pathWithoutQuery(of: request))",
+                "http.path": "\(path)",
                 "http.status": "\(response.status)",
                 "account": "\(account?.rawValue ?? "-")",
                 "request.id": "\(RequestID.current ?? "-")",
             ])
-        return Self.httpResponse(response)
+        return (response, account)
     }
 
-    private func answer(_ request: Request, address: String?) async -> (SyncResponse, AccountID?) {
+    private func answer(_ request: Request, address: String?, upgrade: String?) async -> (SyncResponse, AccountID?) {
         let admitted = limiter?.enter()
         if admitted == false, let limiter { return (limiter.busyResponse, nil) }
         var handedOver = false
@@ -159,7 +205,7 @@ public struct SyncServiceResponder<Context>: HTTPResponder {
         case .failure(.broken(let error)):
             return (SyncServiceError.badRequest("the request body could not be read: \(error)").response, nil)
         }
-        let syncRequest = Self.syncRequest(from: request, credentials: credentials, body: body)
+        let syncRequest = Self.syncRequest(from: request, credentials: credentials, upgrade: upgrade, body: body)
         let account: AccountID?
         do {
             account = try await authenticator.authenticate(syncRequest.credentials)
@@ -181,7 +227,7 @@ public struct SyncServiceResponder<Context>: HTTPResponder {
     }
 
     /// The ``SyncRequest`` a Hummingbird request maps to, with the `credentials` its `Authorization` carries.
-    static func syncRequest(from request: Request, credentials: Credentials?, body: [UInt8]) -> SyncRequest {
+    static func syncRequest(from request: Request, credentials: Credentials?, upgrade: String? = nil, body: [UInt8]) -> SyncRequest {
         let headers = request.headers
         let accept = headers[values: .accept]
         return SyncRequest(
@@ -193,6 +239,7 @@ public struct SyncServiceResponder<Context>: HTTPResponder {
             session: SessionCookie.session(fromCookieHeaders: headers[values: .cookie]),
             userAgent: headers[.userAgent],
             device: headers[HeaderFieldNames.deviceToken],
+            upgrade: upgrade,
             body: body)
     }
 

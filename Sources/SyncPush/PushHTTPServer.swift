@@ -14,10 +14,11 @@ import Synchronization
 /// push server's WebSocket, and runs the push server's listener beside it.
 ///
 /// `Expect: 100-continue` is answered at once (a mail server's hook sends it
-/// with every `POST /push/mail`). Every other request — `/push/register` included — goes to the sync
-/// server's responder as before. A stream request is upgraded only when its
-/// credentials prove an account and its device is registered for that
-/// account; otherwise it is answered as plain HTTP (401, 400, 404 or 426).
+/// with every `POST /push/mail`). Every request — `/push/register`, and the stream's upgrade too —
+/// goes to the sync server's responder. A stream request is upgraded only when its
+/// credentials prove an account that is not locked and its device is registered for that
+/// account; otherwise it is answered as plain HTTP with the status and `Error` body the same
+/// request without the upgrade gets (401, 429, 400, 404), and the connection closed.
 /// The server starts accepting connections once the push server listens to
 /// the store, so every commit from then on is announced.
 public struct PushHTTPServer: ApplicationProtocol {
@@ -48,28 +49,46 @@ public struct PushHTTPServer: ApplicationProtocol {
         [{ [push] in await push.waitUntilListening() }]
     }
 
-    /// HTTP/1.1 with the WebSocket upgrade, inside TLS when the base server has it.
+    /// HTTP/1.1 with the WebSocket upgrade, under the base server's connection limits, inside TLS when the
+    /// base server has it. A stream that stops answering pings is closed after
+    /// ``PushServer/Configuration/streamPingInterval``.
+    ///
+    /// A stream request is answered by the base server's responder
+    /// (``SyncHTTP/SyncServiceResponder/answerUpgrade(_:remoteAddress:)``): the login lock, the
+    /// credentials, the log line and the metrics apply to it as to any request, and the push server
+    /// grants the upgrade (`101`) or refuses it with its documented status and `Error` body. An upgrade
+    /// asked for on any other path is answered 400.
     public var server: HTTPServerBuilder {
-        let (push, authenticator, streamPath) = (push, base.authenticator, mountPath + "/stream")
-        return base.wrappingTLS(
-            .http1WebSocketUpgrade(
-                configuration: .init(
-                    http1: .init(additionalChannelHandlers: [ExpectContinueHandler()]),
-                    ws: .init(maxFrameSize: 4_096, autoPing: .enabled(timePeriod: .seconds(30))))
-            ) { head, _, _ in
-                let path = head.path ?? "/"
-                let request = SyncRequest(method: .get, path: path)
-                guard request.pathWithoutQuery == streamPath,
-                    let (device, after) = try? PushServer.streamParameters(request.queryItems),
-                    let account = try? await authenticator.authenticate(
-                        AuthorizationHeader.credentials(from: head.headerFields[.authorization]))
-                else { return .dontUpgrade }
+        let (push, responder, logger, streamPath) = (push, base.responder, base.logger, mountPath + "/stream")
+        let refusals = UpgradeRefusals()
+        let configuration = HTTP1WebSocketUpgradeChannel.Configuration(
+            http1: base.http1Configuration(adding: [ExpectContinueHandler(), RefusedUpgradeWriter(refusals)]),
+            ws: .init(maxFrameSize: 4_096, autoPing: .enabled(timePeriod: push.configuration.streamPingInterval)))
+        return base.serverBuilder { httpResponder in
+            HTTP1WebSocketUpgradeChannel(responder: httpResponder, configuration: configuration) { head, channel, _ in
+                let request = SyncRequest(method: .get, path: head.path ?? "/")
+                guard head.method == .get, request.pathWithoutQuery == streamPath else {
+                    let refusal = SyncServiceError.badRequest(
+                        "only GET \(streamPath) upgrades to a WebSocket; send this request without Upgrade")
+                    logger.info("\(head.method.rawValue) \(request.pathWithoutQuery) 400 (a WebSocket upgrade on another path)")
+                    refusals.keep(refusal.response, for: channel)
+                    return .dontUpgrade
+                }
+                let answer = await responder.answerUpgrade(head, remoteAddress: channel.remoteAddress)
+                guard answer.isGranted, let account = answer.account,
+                    let (device, after) = try? PushServer.streamParameters(request.queryItems)
+                else {
+                    refusals.keep(head: answer.head, body: answer.body, for: channel)
+                    return .dontUpgrade
+                }
                 let key = PushHub.Key(account: account, device: device)
-                guard await push.hub.isRegistered(key) else { return .dontUpgrade }
+                // From the 101 on, the WebSocket's pings decide whether the connection lives, not HTTP's time limits.
+                ConnectionLimits.connectionUpgraded(channel)
                 return .upgrade([:]) { inbound, outbound, _ in
                     try await push.stream(to: key, after: after, inbound: inbound, outbound: outbound)
                 }
-            })
+            }
+        }
     }
 
     /// Reports the port as the base server does.

@@ -51,6 +51,9 @@ public final class PushServer: SyncService, Service {
         public var maxRegistrationBytes: Int
         /// The accounts mail servers post as (`POST /push/mail`); no other account may post there. None by default.
         public var mailServers: Set<AccountID> = []
+        /// How often a stream pings its device; a stream whose device has not answered a ping by the next
+        /// one is closed (30 seconds by default).
+        public var streamPingInterval: Duration = .seconds(30)
 
         /// Makes a configuration.
         public init(
@@ -161,8 +164,9 @@ public final class PushServer: SyncService, Service {
 
     // MARK: SyncService
 
-    /// `POST {mount}/register`, `POST {mount}/mail` (a mail server's notification) and, without a
-    /// WebSocket upgrade, `GET {mount}/stream` (answered 426 or 404).
+    /// `POST {mount}/register`, `POST {mount}/mail` (a mail server's notification) and `GET {mount}/stream`:
+    /// `101` for a registered device's WebSocket upgrade (``SyncCore/SyncRequest/upgrade``), 404 for a
+    /// device that is not registered, 426 without the upgrade.
     public func handle(_ request: SyncRequest, context: ServiceContext) async throws -> SyncResponse {
         switch (request.pathWithoutQuery.dropFirst(context.mountPath.count), request.method) {
         case ("/register", .post):
@@ -186,7 +190,11 @@ public final class PushServer: SyncService, Service {
             guard await hub.isRegistered(PushHub.Key(account: context.account, device: device)) else {
                 throw SyncServiceError.notFound("device \(device) is not registered: POST /push/register first")
             }
-            throw SyncServiceError(status: 426, message: "the push stream is a WebSocket: send Upgrade: websocket")
+            // 101 grants the WebSocket upgrade the server asked about (PushHTTPServer switches the connection).
+            guard request.upgrade?.lowercased() == "websocket" else {
+                throw SyncServiceError(status: 426, message: "the push stream is a WebSocket: send Upgrade: websocket")
+            }
+            return SyncResponse(status: 101)
         case ("/mail", .post):
             guard configuration.mailServers.contains(context.account) else {
                 throw SyncServiceError(status: 403, message: "account \(context.account) may not post mail notifications")

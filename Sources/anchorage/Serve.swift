@@ -44,6 +44,15 @@ struct Serve: AsyncParsableCommand {
             --max-connections and --request-timeout cap the work in service (503 with Retry-After). \
             `anchorage users revoke NAME` removes an account's bearer tokens at once.
 
+            Limits on connections: at start the server raises its descriptor limit to the hard limit and \
+            keeps at most --max-open-connections open (by default that limit less a reserve), so clients \
+            cannot take the descriptors the store and the runtime need; further connections wait in the \
+            kernel's backlog. A request head must arrive within --header-timeout, a body within \
+            --body-timeout plus a second for every --body-min-rate bytes (408 and the connection closed), \
+            a TLS handshake within --tls-handshake-timeout; a connection idle for --keep-alive-timeout \
+            between requests is closed, and so is a push stream that does not answer a ping by the next \
+            one (--push-ping-interval). See docs/deploying.md.
+
             With --tls-cert and --tls-key (PEM files: the server's certificate, then any intermediate \
             certificates; and its unencrypted private key) the server speaks HTTPS, and prints an \
             https:// address. A certificate or key that is missing, unreadable or not a pair stops the \
@@ -128,6 +137,31 @@ struct Serve: AsyncParsableCommand {
     @Option(help: "The longest a request may take to serve, in seconds (0: no limit); a slower one is answered 503 and its work cancelled.")
     var requestTimeout = 60
 
+    @Option(
+        help: """
+            The most connections open at once (HTTP, push streams, TLS handshakes); further ones wait in the kernel's \
+            backlog until one closes. By default the descriptor limit less a reserve for the store and logs.
+            """)
+    var maxOpenConnections: Int?
+
+    @Option(help: "Seconds a request head may take to arrive, from the connection's start or the next request's first byte (0: no limit).")
+    var headerTimeout = 30.0
+
+    @Option(help: "Seconds a request body may take beyond what its bytes earn at --body-min-rate (0: no limit).")
+    var bodyTimeout = 30.0
+
+    @Option(help: "Bytes a second that earn a request body one more second (0: the body has --body-timeout in all).")
+    var bodyMinRate = 1_024
+
+    @Option(help: "Seconds a TLS handshake may take (0: no limit).")
+    var tlsHandshakeTimeout = 10.0
+
+    @Option(help: "Seconds a connection may stay idle between requests (0: no limit).")
+    var keepAliveTimeout = 75.0
+
+    @Option(help: "Seconds between the pings of a push stream; a stream that has not answered one by the next is closed.")
+    var pushPingInterval = 30.0
+
     @Option(help: "Failed logins for one account that lock it for a while (429 with Retry-After; 0: no limit).")
     var loginFailures = 10
 
@@ -159,6 +193,17 @@ struct Serve: AsyncParsableCommand {
         if let quotaBytes, quotaBytes < 0 { throw ValidationError("--quota-bytes must not be negative") }
         guard pushQueueLength >= 1 else { throw ValidationError("--push-queue-length must be at least 1") }
         guard maxConnections >= 1 else { throw ValidationError("--max-connections must be at least 1") }
+        if let maxOpenConnections, maxOpenConnections < 1 { throw ValidationError("--max-open-connections must be at least 1") }
+        for (name, seconds) in [
+            ("--header-timeout", headerTimeout), ("--body-timeout", bodyTimeout),
+            ("--tls-handshake-timeout", tlsHandshakeTimeout), ("--keep-alive-timeout", keepAliveTimeout),
+        ] where !(seconds >= 0 && seconds.isFinite) {
+            throw ValidationError("\(name) must be a number of seconds, not negative (0: no limit)")
+        }
+        guard bodyMinRate >= 0 else { throw ValidationError("--body-min-rate must not be negative") }
+        guard pushPingInterval > 0, pushPingInterval.isFinite else {
+            throw ValidationError("--push-ping-interval must be a positive number of seconds")
+        }
         guard requestTimeout >= 0 else { throw ValidationError("--request-timeout must not be negative (0: no limit)") }
         guard loginFailures >= 0, loginFailuresPerAddress >= 0 else {
             throw ValidationError("--login-failures and --login-failures-per-address must not be negative (0: no limit)")
@@ -191,6 +236,7 @@ struct Serve: AsyncParsableCommand {
             FileHandle.standardError.write(Data(
                 "anchorage: no accounts in \(users) yet, so every request is refused (401); add one while the server runs: echo PASSWORD | anchorage users add NAME --file \(users)\n".utf8))
         }
+        let connections = connectionLimits(logger: logger)
         try await store.withStore { unmeteredStore in
             let meteredStore = MeteredStore(unmeteredStore)
             let syncStore: any SyncStore =
@@ -215,6 +261,7 @@ struct Serve: AsyncParsableCommand {
             }
             var pushConfiguration = PushServer.Configuration(queueLength: pushQueueLength)
             pushConfiguration.mailServers = Set(pushMailAccounts.map { AccountID($0) })
+            pushConfiguration.streamPingInterval = .seconds(pushPingInterval)
             let push = PushServer(
                 store: notifyingStore, codecs: CodecChoice.allCodecs, configuration: pushConfiguration, logger: logger)
             let server = HTTPSyncServer(
@@ -227,7 +274,7 @@ struct Serve: AsyncParsableCommand {
                         : LoginThrottle.Policy(
                             maxFailuresPerAccount: loginFailures == 0 ? nil : loginFailures,
                             maxFailuresPerAddress: loginFailuresPerAddress == 0 ? nil : loginFailuresPerAddress),
-                    tls: tls),
+                    tls: tls, connections: connections),
                 logger: logger,
                 onRunning: { [host, store] port in
                     FileHandle.standardOutput.write(Data("anchorage \(AnchorageVersion.current) serving on \(tls == nil ? "http" : "https")://\(host):\(port) (store \(store); Aquasync at /deltas, appSync at /rest, OTA at /ota, push at /push)\n".utf8))
@@ -251,6 +298,27 @@ extension Serve {
         } catch {
             throw failure("cannot serve HTTPS: \(error.message)", code: error.code == .unreadable ? 66 : 65)
         }
+    }
+}
+
+extension Serve {
+    /// The connection limits of the options. Raises the process's descriptor limit to its hard limit
+    /// first, and caps open connections below it unless --max-open-connections says otherwise.
+    func connectionLimits(logger: Logger) -> ConnectionLimits {
+        func duration(_ seconds: Double) -> Duration? { seconds == 0 ? nil : .seconds(seconds) }
+        var limits = ConnectionLimits(
+            headerTimeout: duration(headerTimeout), bodyTimeout: duration(bodyTimeout), bodyMinimumRate: bodyMinRate,
+            tlsHandshakeTimeout: duration(tlsHandshakeTimeout), keepAliveTimeout: duration(keepAliveTimeout))
+        let descriptors = DescriptorLimit.raiseToHardLimit()
+        let cap = descriptors.map(DescriptorLimit.connectionCap(limit:))
+        limits.maxOpenConnections = maxOpenConnections ?? cap
+        if let descriptors, let cap, let chosen = maxOpenConnections, chosen > cap {
+            logger.warning(
+                "--max-open-connections \(chosen) leaves less than the reserve of the descriptor limit (\(descriptors)); clients may take the descriptors the server needs")
+        }
+        logger.info(
+            "descriptor limit \(descriptors.map(String.init) ?? "unknown"); at most \(limits.maxOpenConnections.map(String.init) ?? "any number of") connections open at once")
+        return limits
     }
 }
 

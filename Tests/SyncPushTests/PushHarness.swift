@@ -38,15 +38,20 @@ final class PushTestServer: Sendable {
     /// just stopped tries again while the old listening socket is still being closed
     /// (``LoopbackSocket/retryingWhilePortTaken(_:)``).
     static func start(
-        store: any ChangeNotifyingStore, port: Int = 0, configuration: PushServer.Configuration = .init()
+        store: any ChangeNotifyingStore, port: Int = 0, configuration: PushServer.Configuration = .init(),
+        connections: ConnectionLimits = .standard, loginThrottle: LoginThrottle.Policy? = nil,
+        observability: ServerObservability = ServerObservability()
     ) async throws -> PushTestServer {
         try await LoopbackSocket.retryingWhilePortTaken {
-            try await startOnce(store: store, port: port, configuration: configuration)
+            try await startOnce(
+                store: store, port: port, configuration: configuration, connections: connections, loginThrottle: loginThrottle,
+                observability: observability)
         }
     }
 
     private static func startOnce(
-        store: any ChangeNotifyingStore, port: Int, configuration: PushServer.Configuration
+        store: any ChangeNotifyingStore, port: Int, configuration: PushServer.Configuration, connections: ConnectionLimits,
+        loginThrottle: LoginThrottle.Policy?, observability: ServerObservability
     ) async throws -> PushTestServer {
         let push = PushServer(store: store, codecs: CodecSet([JSONCodec()]), configuration: configuration)
         let router = ServiceRouter()
@@ -61,11 +66,11 @@ final class PushTestServer: Sendable {
         logger.logLevel = .critical
         let (ports, portContinuation) = AsyncStream.makeStream(of: Int.self, bufferingPolicy: .bufferingNewest(1))
         let http = HTTPSyncServer(
-            service: router, authenticator: authenticator, configuration: .init(port: port, loginThrottle: nil), logger: logger,
+            service: router, authenticator: authenticator, configuration: .init(port: port, loginThrottle: loginThrottle, connections: connections), logger: logger,
             onRunning: { port in
                 portContinuation.yield(port)
                 portContinuation.finish()
-            })
+            }, observability: observability)
         let group = ServiceGroup(
             configuration: .init(services: [PushHTTPServer(http, push: push)], gracefulShutdownSignals: [], logger: logger))
         let task = Task {

@@ -41,12 +41,21 @@ public struct AnchorageTool: Sendable {
 
     /// Starts `anchorage serve --port PORT ARGUMENTS` (by default a free port) and waits until it prints
     /// the address it serves on (`http://` or, with `--tls-cert`, `https://`).
+    /// - Parameter descriptorLimit: When set, the server runs with this limit on open descriptors, soft
+    ///   and hard (`ulimit -n`), so that it cannot raise it.
     public func serve(
-        _ arguments: [String], port: Int = 0, environment: [String: String] = [:], workingDirectory: String? = nil
+        _ arguments: [String], port: Int = 0, environment: [String: String] = [:], workingDirectory: String? = nil,
+        descriptorLimit: Int? = nil
     ) async throws -> Server {
-        let process = try ChildProcess.start(
-            path, arguments: ["serve", "--port", String(port)] + arguments, environment: environment,
-            workingDirectory: workingDirectory)
+        let command = ["serve", "--port", String(port)] + arguments
+        let process =
+            if let descriptorLimit {
+                try ChildProcess.start(
+                    "/bin/sh", arguments: ["-c", "ulimit -n \(descriptorLimit) && exec \"$0\" \"$@\"", path] + command,
+                    environment: environment, workingDirectory: workingDirectory)
+            } else {
+                try ChildProcess.start(path, arguments: command, environment: environment, workingDirectory: workingDirectory)
+            }
         let url = try await process.waitForOutputLine(timeout: .seconds(300)) { line in
             line.contains("serving on")
                 ? line.split(separator: " ").first { $0.hasPrefix("http://") || $0.hasPrefix("https://") }

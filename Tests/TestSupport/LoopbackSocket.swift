@@ -104,4 +104,46 @@ public enum LoopbackSocket {
         }
         return (descriptor, Int(UInt16(bigEndian: address.sin_port)))
     }
+
+    /// Opens `count` connections to `port` on 127.0.0.1 without waiting for any of them (non-blocking
+    /// connects: a server that does not accept leaves them in its backlog or unanswered), as a flood of
+    /// clients would. Close them with ``closeAll(_:)``.
+    /// - Returns: The sockets' descriptors.
+    public static func flood(port: Int, count: Int) throws -> [Int32] {
+        #if canImport(Darwin)
+        let stream = SOCK_STREAM
+        #else
+        let stream = Int32(SOCK_STREAM.rawValue)
+        #endif
+        var descriptors: [Int32] = []
+        for _ in 0..<count {
+            let descriptor = socket(AF_INET, stream, 0)
+            guard descriptor >= 0 else {
+                closeAll(descriptors)
+                throw Failure(description: "socket: \(String(cString: strerror(errno)))")
+            }
+            descriptors.append(descriptor)
+            _ = fcntl(descriptor, F_SETFL, fcntl(descriptor, F_GETFL) | O_NONBLOCK)
+            var address = sockaddr_in()
+            address.sin_family = sa_family_t(AF_INET)
+            address.sin_addr.s_addr = inet_addr("127.0.0.1")
+            address.sin_port = in_port_t(UInt16(port).bigEndian)
+            let connected = withUnsafePointer(to: &address) { pointer in
+                pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                    connect(descriptor, $0, socklen_t(MemoryLayout<sockaddr_in>.size))
+                }
+            }
+            guard connected == 0 || errno == EINPROGRESS || errno == EAGAIN else {
+                let reason = String(cString: strerror(errno))
+                closeAll(descriptors)
+                throw Failure(description: "connect to loopback port \(port): \(reason)")
+            }
+        }
+        return descriptors
+    }
+
+    /// Closes the sockets of ``flood(port:count:)``.
+    public static func closeAll(_ descriptors: [Int32]) {
+        for descriptor in descriptors { close(descriptor) }
+    }
 }

@@ -18,6 +18,10 @@ public struct SyncRequest: Sendable, Hashable {
     /// The device the request comes from, as it names itself to a push server
     /// (HTTP's `X-Device-Token`), so that the server does not notify it of its own writes.
     public var device: String?
+    /// The protocol the client asks to switch to on the connection (HTTP's `Upgrade`, such as
+    /// `websocket`), which a server sets only on a request it can upgrade; `nil` for an ordinary request.
+    /// A service grants it by answering `101`.
+    public var upgrade: String?
     /// The body.
     public var body: [UInt8]
 
@@ -31,6 +35,7 @@ public struct SyncRequest: Sendable, Hashable {
         session: String? = nil,
         userAgent: String? = nil,
         device: String? = nil,
+        upgrade: String? = nil,
         body: [UInt8] = []
     ) {
         self.method = method
@@ -41,6 +46,7 @@ public struct SyncRequest: Sendable, Hashable {
         self.session = session
         self.userAgent = userAgent
         self.device = device
+        self.upgrade = upgrade
         self.body = body
     }
 
