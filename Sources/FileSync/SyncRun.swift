@@ -57,7 +57,7 @@ struct SyncRun {
                 case .delete: try await delete(current)
                 case .move: try await move(current)
                 }
-            } catch let error as WebDAVError {
+            } catch let error as WebDAVError where !error.stopsTheSync {
                 try await fail(current, error)
             }
         }
@@ -602,7 +602,7 @@ struct SyncRun {
             if present != nil && known == nil { continue }  // made here since the scan: next sync
             do {
                 try await download(item)
-            } catch let error as WebDAVError {
+            } catch let error as WebDAVError where !error.stopsTheSync {
                 // Disk full or a server error: inform; the next sync tries again.
                 report.notices.append(FileNotice(path: item.path, message: "download failed: " + error.description, kept: false))
             }

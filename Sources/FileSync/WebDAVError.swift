@@ -7,8 +7,10 @@ public import SyncCore
 public struct WebDAVError: Error, Hashable, CustomStringConvertible {
     /// What went wrong.
     public enum Kind: String, Sendable, Hashable {
-        /// No answer came: no connection, a cut, a time-out.
+        /// No answer came: no connection, a cut, a time-out. The sync stops: the server cannot be reached.
         case noAnswer = "no answer"
+        /// 401: the server refused the credentials. The sync stops: every request would be refused.
+        case unauthorized = "credentials refused"
         /// 412: the item is not the version the precondition named (changed on the server).
         case changedOnServer = "changed on the server"
         /// 409: the folder the item goes into does not exist.
@@ -41,6 +43,9 @@ public struct WebDAVError: Error, Hashable, CustomStringConvertible {
     public var status: Int?
     /// The details, one line.
     public var detail: String
+    /// Whether no connection was made because the server did not take it in time (not a refusal):
+    /// the transport tries again for a while.
+    var connectionNotTaken = false
 
     /// Makes an error.
     public init(_ kind: Kind, method: String, path: String, status: Int? = nil, detail: String = "") {
@@ -55,6 +60,7 @@ public struct WebDAVError: Error, Hashable, CustomStringConvertible {
     public init(status: Int, method: String, path: String, detail: String = "") {
         let kind: Kind =
             switch status {
+            case 401: .unauthorized
             case 412: .changedOnServer
             case 409: .parentMissing
             case 403, 405: .notAllowed
@@ -73,9 +79,14 @@ public struct WebDAVError: Error, Hashable, CustomStringConvertible {
         switch kind {
         case .changedOnServer, .parentMissing: .conflict
         case .notAllowed, .notFound, .badAnswer, .deviceFile: .refused
+        case .unauthorized: .retryLater
         case .noAnswer, .locked, .serverFull, .serverError, .deviceFull: .retryLater
         }
     }
+
+    /// Whether the whole sync stops at this error, leaving what waits for the next: the server cannot be
+    /// reached, did not answer, or refuses the credentials, so further requests would fail alike.
+    public var stopsTheSync: Bool { kind == .noAnswer || kind == .unauthorized }
 
     /// `METHOD path: kind (status): detail`, one line.
     public var description: String {

@@ -1,5 +1,6 @@
 public import AsyncHTTPClient
 public import Foundation
+import SyncHTTP
 import Glibc
 import NIOCore
 import NIOHTTP1
@@ -103,10 +104,11 @@ public struct WebDAVHTTPTransport: WebDAVTransport {
     ///   - username: the account's name; `nil` sends no credentials.
     ///   - password: its password.
     ///   - timeout: how long one request may take (a 1 GB body needs minutes).
-    ///   - client: the HTTP client; the shared one never needs shutting down.
+    ///   - client: the HTTP client; by default SyncHTTP's `HTTPClientTransport.sharedClient`, which never needs
+    ///     shutting down, fails a refused connection at once and gives up a connect after 10 seconds.
     public init(
         baseURL: URL, username: String? = nil, password: String = "", timeout: Duration = .seconds(3600),
-        client: HTTPClient = .shared
+        client: HTTPClient = HTTPClientTransport.sharedClient
     ) {
         self.baseURL = baseURL
         self.timeout = timeout
@@ -127,7 +129,24 @@ public struct WebDAVHTTPTransport: WebDAVTransport {
 
     /// Sends `request`.
     /// - Throws: ``WebDAVError`` (``WebDAVError/Kind/noAnswer`` or ``WebDAVError/Kind/deviceFull``).
+    ///
+    /// A connection the server did not take in time (busy, its backlog full) is tried again for up to
+    /// ``connectPatience``; a refused one fails at once.
     public func send(_ request: WebDAVRequest) async throws -> WebDAVResponse {
+        let start = ContinuousClock.now
+        while true {
+            do {
+                return try await sendOnce(request)
+            } catch let error as WebDAVError where error.connectionNotTaken && start.duration(to: .now) < Self.connectPatience {
+                continue
+            }
+        }
+    }
+
+    /// How long a request keeps trying to connect to a server that does not take its connection.
+    public static let connectPatience: Duration = .seconds(30)
+
+    private func sendOnce(_ request: WebDAVRequest) async throws -> WebDAVResponse {
         if case .file(let path) = request.body { return try await sendFile(request, from: path) }
         var http = HTTPClientRequest(url: url(of: request.path))
         http.method = HTTPMethod(rawValue: request.method)
@@ -147,7 +166,7 @@ public struct WebDAVHTTPTransport: WebDAVTransport {
         } catch let error as WebDAVError {
             throw error
         } catch {
-            throw WebDAVError(.noAnswer, method: request.method, path: request.path, detail: "\(error)")
+            throw noAnswer(request, error)
         }
         var headers: [String: String] = [:]
         for header in response.headers { headers[header.name.lowercased()] = header.value }
@@ -172,8 +191,28 @@ public struct WebDAVHTTPTransport: WebDAVTransport {
         } catch let error as WebDAVError {
             throw error
         } catch {
-            throw WebDAVError(.noAnswer, method: request.method, path: request.path, status: status, detail: "\(error)")
+            throw noAnswer(request, error, status: status)
         }
+    }
+
+    /// The error of a request that got no (whole) answer: one line saying why (`cannot connect to
+    /// host:port: connection refused`, `… did not answer within …`).
+    func noAnswer(_ request: WebDAVRequest, _ error: any Error, status: Int? = nil) -> WebDAVError {
+        let port = baseURL.port ?? (baseURL.scheme?.lowercased() == "https" ? 443 : 80)
+        let host = baseURL.host ?? "the server"
+        let detail: String
+        if let line = ConnectionFailure.describe(error, host: host, port: port) {
+            detail = line
+        } else if let error = error as? HTTPClientError, error == .deadlineExceeded || error == .readTimeout {
+            detail = "the server at \(host):\(port) did not answer within \(timeout)"
+        } else {
+            detail = "\(error)"
+        }
+        var failure = WebDAVError(.noAnswer, method: request.method, path: request.path, status: status, detail: detail)
+        if let error = error as? HTTPClientError {
+            failure.connectionNotTaken = error == .getConnectionFromPoolTimeout || error == .connectTimeout
+        }
+        return failure
     }
 }
 
@@ -224,7 +263,7 @@ extension WebDAVHTTPTransport {
         } catch let error as WebDAVError {
             throw error
         } catch {
-            throw WebDAVError(.noAnswer, method: request.method, path: request.path, detail: "\(error)")
+            throw noAnswer(request, error)
         }
         var answerHeaders: [String: String] = [:]
         for header in response.headers { answerHeaders[header.name.lowercased()] = header.value }
@@ -290,12 +329,14 @@ struct FileChunks: Sendable {
     let length: Int64
 
     init(path: String) throws {
-        var info = stat()
-        guard stat(path, &info) == 0 else {
-            throw WebDAVError(.deviceFile, method: "PUT", path: path, detail: "cannot read \(path): \(String(cString: strerror(errno)))")
+        let size: Int64
+        do {
+            size = (try FileManager.default.attributesOfItem(atPath: path)[.size] as? NSNumber)?.int64Value ?? 0
+        } catch {
+            throw WebDAVError(.deviceFile, method: "PUT", path: path, detail: "cannot read \(path): \(error.localizedDescription)")
         }
         self.path = path
-        self.length = Int64(info.st_size)
+        self.length = size
     }
 
     /// Writes `body` to a file at `path` (made or truncated) and syncs it to disk.

@@ -41,9 +41,19 @@ public import SyncCore
 /// the shared client AsyncHTTPClient keeps trying the connection until the
 /// ``Configuration/timeout`` and may then report a time-out instead.
 ///
+/// ## A server that cannot be reached
+/// A connection that is refused fails at once, and one the server does not
+/// answer after ``sharedClient``'s connect time-out (10 s), with
+/// ``TransportError/Code/connectionFailed`` and a line such as `cannot connect
+/// to 127.0.0.1:39377: connection refused` (``ConnectionFailure``); a
+/// `SyncEndpoint` retries it within its `RetryPolicy`'s budget. (AsyncHTTPClient's
+/// own `HTTPClient.shared` would keep retrying a refused connection until the
+/// request's ``Configuration/timeout``: a transport made with it, and with a
+/// client of your own that does, reports a server that is down only then.)
+///
 /// Who shuts the `HTTPClient` down:
 /// - ``init(baseURL:configuration:client:)`` uses a client it is given — by
-///   default AsyncHTTPClient's `HTTPClient.shared`, which never needs shutting
+///   default ``sharedClient``, which never needs shutting
 ///   down; a client of your own you shut down yourself after the last request.
 /// - ``init(baseURL:configuration:clientConfiguration:)`` and
 ///   ``init(baseURL:configuration:trustRoots:)`` make a client the transport
@@ -78,13 +88,25 @@ public struct HTTPClientTransport: SyncClientTransport {
     /// ``baseURL`` as text without a trailing slash: a request's path is appended to it.
     private let urlPrefix: String
 
+    /// The client transports use unless given another: one for the whole process, never shut down,
+    /// with the system's certificate authorities, a connect time-out of 10 seconds (AsyncHTTPClient
+    /// also bounds the wait for a free connection by it), up to 32 connections to one server, and a
+    /// refused connection failing at once rather than being tried again until the request's time-out.
+    public static let sharedClient: HTTPClient = {
+        var configuration = HTTPClient.Configuration()
+        configuration.connectionPool.retryConnectionEstablishment = false
+        configuration.connectionPool.concurrentHTTP1ConnectionsPerHostSoftLimit = 32
+        configuration.timeout.connect = .seconds(10)
+        return HTTPClient(eventLoopGroupProvider: .singleton, configuration: configuration)
+    }()
+
     /// Makes a transport over a client someone else shuts down.
     /// - Parameters:
     ///   - baseURL: The server's address, such as `http://127.0.0.1:8080`.
     ///   - configuration: Timeout and answer size limit.
-    ///   - client: The HTTP client; `HTTPClient.shared` by default. The caller keeps
+    ///   - client: The HTTP client; ``sharedClient`` by default. The caller keeps
     ///     the duty to shut a client of its own down; ``shutdown()`` leaves it running.
-    public init(baseURL: URL, configuration: Configuration = Configuration(), client: HTTPClient = .shared) {
+    public init(baseURL: URL, configuration: Configuration = Configuration(), client: HTTPClient = sharedClient) {
         self.baseURL = baseURL
         self.configuration = configuration
         self.client = client
@@ -165,8 +187,14 @@ public struct HTTPClientTransport: SyncClientTransport {
             throw TransportError(
                 .invalidResponse, "\(what): the answer is larger than \(configuration.maxResponseBytes) bytes",
                 underlying: error)
+        } catch let error as HTTPClientError where error == .connectTimeout {
+            throw TransportError(
+                .connectionFailed, ConnectionFailure.describe(error, host: baseURL.host ?? "the server", port: port) ?? "\(error)",
+                underlying: error)
         } catch let error as HTTPClientError where Self.timeoutErrors.contains(error) {
-            throw TransportError(.timedOut, "\(what) timed out after \(configuration.timeout)", underlying: error)
+            throw TransportError(
+                .timedOut, "the server at \(baseURL.host ?? "?"):\(port) did not answer \(what) within \(configuration.timeout)",
+                underlying: error)
         } catch let error as HTTPClientError where Self.malformedAnswerErrors.contains(error) {
             throw TransportError(.invalidResponse, "\(what): the answer is not valid HTTP: \(error)", underlying: error)
         } catch let error as HTTPParserError {
@@ -179,9 +207,15 @@ public struct HTTPClientTransport: SyncClientTransport {
         } catch let error as NIOSSLExtraError {
             throw TransportError(.tlsFailed, "the TLS handshake failed (\(error))", underlying: error)
         } catch {
-            throw TransportError(.connectionFailed, "\(what) failed: \(error)", underlying: error)
+            let line =
+                ConnectionFailure.describe(error, host: baseURL.host ?? "the server", port: port)
+                ?? "\(what) failed: \(error)"
+            throw TransportError(.connectionFailed, line, underlying: error)
         }
     }
+
+    /// The server's port: the base URL's, or its scheme's.
+    private var port: Int { baseURL.port ?? (baseURL.scheme?.lowercased() == "https" ? 443 : 80) }
 
     /// One line for a failed TLS handshake, saying first whether the certificate is not trusted.
     private static func describe(_ error: NIOSSLError) -> String {

@@ -63,7 +63,12 @@ struct Files: AsyncParsableCommand {
         @Option(help: "Seconds between syncs with --watch.")
         var interval: Int = 30
 
-        @Option(help: "Seconds one request may take, a large file's transfer included (an unreachable server is retried that long).")
+        @Option(
+            help: """
+                Seconds one request may take, a large file's transfer included. A sync stops at the first request \
+                that gets no answer (a refused connection at once, a server that does not take the connection after 30 seconds), and what \
+                waits stays for the next sync.
+                """)
         var timeout: Int = 3600
 
         func validate() throws {
@@ -99,8 +104,9 @@ struct Files: AsyncParsableCommand {
                         report = try await sync.sync()
                     } catch let error as WebDAVError {
                         bar.finish()
-                        if !watch { throw failure("the server's folder cannot be synced: \(error)", code: 69) }
-                        print("sync failed, trying again in \(interval) s: \(error)")
+                        let line = Self.describe(error, user: user)
+                        if !watch { throw failure(line, code: 69) }
+                        print("sync failed, trying again in \(interval) s: \(line)")
                         try await Task.sleep(for: .seconds(interval))
                         continue
                     }
@@ -108,6 +114,20 @@ struct Files: AsyncParsableCommand {
                     for line in Self.summary(report) { print(line) }
                     if watch { try await Task.sleep(for: .seconds(interval)) }
                 } while watch
+            }
+        }
+
+        /// The one line for a sync that stopped: why the server could not be reached, whose credentials it
+        /// refused, or what it answered.
+        static func describe(_ error: WebDAVError, user: String?) -> String {
+            switch error.kind {
+            case .noAnswer where !error.detail.isEmpty:
+                return error.detail
+            case .unauthorized:
+                return user.map { "the server refused user \($0)'s password" }
+                    ?? "the server asks for credentials: pass --user and set ANCHORAGE_PASSWORD"
+            default:
+                return "the server's folder cannot be synced: \(error)"
             }
         }
 

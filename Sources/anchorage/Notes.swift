@@ -13,8 +13,9 @@ struct Notes: AsyncParsableCommand {
         discussion: """
             Every command names the mailbox with --imap imap://USER@HOST:PORT/MAILBOX (imaps:// for TLS \
             from the start; imap:// uses STARTTLS when the server offers it) and reads the password from \
-            ANCHORAGE_IMAP_PASSWORD. Changes are saved in the local store (--store) and sent with a sync, \
-            which add, edit and delete run at once. See docs/mail.md.
+            ANCHORAGE_IMAP_PASSWORD. Changes are saved in the local store (--store) first and sent with a \
+            sync, which add, edit and delete run at once; when the server cannot be reached, the change stays \
+            in the store and the next sync sends it (exit status 69, with a line saying so). See docs/mail.md.
 
             Exit status: 0 done; 64 a bad argument or no password; 66 no such note; 69 the IMAP or \
             push server cannot be reached or refused.
@@ -98,8 +99,28 @@ struct Notes: AsyncParsableCommand {
         }
     }
 
+    /// Syncs after a change was saved in the local store; when the sync fails, says that the change is
+    /// kept and waits for the next sync (exit status 69).
+    static func syncSaved(_ what: String, _ notes: NotesMailbox) async throws {
+        do {
+            print(line(try await notes.sync()))
+        } catch let error as IMAPError {
+            throw failure("\(what) is saved here and waits for the next sync: \(error.message)", code: 69)
+        }
+    }
+
+    /// The note `id` of the local store; when this device does not have it yet (another device made it),
+    /// after a sync that brings it.
+    static func localNote(_ id: String, _ notes: NotesMailbox) async throws -> Note {
+        if let note = try await notes.note(id) { return note }
+        _ = try await notes.sync()
+        guard let note = try await notes.note(id) else { throw failure("there is no note \(id)", code: 66) }
+        return note
+    }
+
     struct Add: AsyncParsableCommand {
-        static let configuration = CommandConfiguration(abstract: "Add a note and sync; prints its id.")
+        static let configuration = CommandConfiguration(
+            abstract: "Add a note and sync; prints its id (the note is kept when the sync fails).")
         @OptionGroup var location: Location
         @Option(help: "The title.") var title: String
         @Option(help: "The text.") var body = ""
@@ -109,15 +130,15 @@ struct Notes: AsyncParsableCommand {
             try await location.withNotes { notes in
                 let note = Note(title: title, body: body, isHTML: html)
                 try await notes.save(note)
-                let report = try await notes.sync()
                 print(note.id)
-                print(Notes.line(report))
+                try await Notes.syncSaved("note \(note.id)", notes)
             }
         }
     }
 
     struct Edit: AsyncParsableCommand {
-        static let configuration = CommandConfiguration(abstract: "Change a note's title or text and sync.")
+        static let configuration = CommandConfiguration(
+            abstract: "Change a note's title or text and sync (the change is kept when the sync fails).")
         @OptionGroup var location: Location
         @Argument(help: "The note's id.") var id: String
         @Option(help: "The new title.") var title: String?
@@ -125,28 +146,27 @@ struct Notes: AsyncParsableCommand {
 
         func run() async throws {
             try await location.withNotes { notes in
-                _ = try await notes.sync()
-                guard var note = try await notes.note(id) else { throw failure("there is no note \(id)", code: 66) }
+                var note = try await Notes.localNote(id, notes)
                 if let title { note.title = title }
                 if let body { note.body = body }
                 note.modified = Date()
                 try await notes.save(note)
-                print(Notes.line(try await notes.sync()))
+                try await Notes.syncSaved("the edit of note \(id)", notes)
             }
         }
     }
 
     struct Delete: AsyncParsableCommand {
-        static let configuration = CommandConfiguration(abstract: "Delete a note and sync.")
+        static let configuration = CommandConfiguration(
+            abstract: "Delete a note and sync (the deletion is kept when the sync fails).")
         @OptionGroup var location: Location
         @Argument(help: "The note's id.") var id: String
 
         func run() async throws {
             try await location.withNotes { notes in
-                _ = try await notes.sync()
-                guard try await notes.note(id) != nil else { throw failure("there is no note \(id)", code: 66) }
+                _ = try await Notes.localNote(id, notes)
                 try await notes.delete(id)
-                print(Notes.line(try await notes.sync()))
+                try await Notes.syncSaved("the deletion of note \(id)", notes)
             }
         }
     }

@@ -70,10 +70,25 @@ struct ServerOptions: ParsableArguments {
         return result
     }
 
-    /// The one line for a client error: for a TLS handshake that failed, what
-    /// to do about it (pass the CA with --ca-file); otherwise `what failed: error`.
-    func describe(_ error: SyncClientError, what: String) -> String {
-        guard error.code == .tlsFailed else { return "\(what) failed: \(error)" }
+    /// The one line for a client error, without library names or doubled prefixes: for a server that
+    /// cannot be reached, the reason (`cannot connect to 127.0.0.1:39377: connection refused`); for
+    /// refused credentials, whose (`the server refused user ada's password`); for a TLS handshake that
+    /// failed, what to do about it (pass the CA with --ca-file); otherwise `what failed: reason`.
+    func describe(_ error: SyncClientError, what: String, credentials: Credentials? = nil) -> String {
+        switch error.code {
+        case .tlsFailed:
+            break
+        case .connectionFailed:
+            return (error.underlying as? TransportError)?.message ?? "\(what) failed: \(error.message)"
+        case .unauthorized:
+            switch credentials {
+            case .basic(let username, _)?: return "the server refused user \(username)'s password"
+            case .bearer?: return "the server refused the bearer token in ANCHORAGE_TOKEN (revoked, or for another server)"
+            case nil: return "the server refused the credentials"
+            }
+        default:
+            return "\(what) failed: \(error.message)"
+        }
         let reason = (error.underlying as? TransportError)?.message ?? error.message
         let advice: String
         if reason.contains("certificate is not trusted") {

@@ -94,9 +94,18 @@ import Testing
         var account = try await TestDovecot.newAccount()
         account.password = "wrong"
         await #expect { try await account.connect() } throws: { error in
-            "\(error)".contains("AUTHENTICATIONFAILED") || "\(error)".contains("failed")
+            (error as? IMAPError)?.code == .authenticationFailed
+                && "\(error)" == "the IMAP server refused user \(account.user)'s password"
         }
         let closed = IMAPAccount(host: "127.0.0.1", port: 1, user: "x", password: "y", security: .none)
-        await #expect { try await closed.connect() } throws: { error in "\(error)".contains("cannot connect") }
+        await #expect { try await closed.connect() } throws: { error in
+            (error as? IMAPError)?.code == .connectionFailed && "\(error)" == "cannot connect to 127.0.0.1:1: connection refused"
+        }
+        // The code matches in a catch clause.
+        do {
+            _ = try await closed.connect()
+            Issue.record("connected to a closed port")
+        } catch IMAPError.Code.connectionFailed {
+        }
     }
 }

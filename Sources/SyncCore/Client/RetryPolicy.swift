@@ -24,7 +24,10 @@
 /// `Retry-After` (``SyncResponse/retryAfter``) replaces the computed wait, as
 /// long as it is at most ``maxRetryAfter``; a longer one ends the retries.
 /// A request is retried unchanged, so a retry after a lost answer carries the
-/// same ids as the first attempt.
+/// same ids as the first attempt. No retry begins once ``maxElapsed`` would
+/// have passed since the first attempt began, so a server that does not
+/// answer is reported within that time and its connect time-out, whatever
+/// ``maxAttempts`` says.
 public struct RetryPolicy: Sendable, Hashable {
     /// How many times a request is sent at most (1 means no retry).
     public var maxAttempts: Int
@@ -40,6 +43,9 @@ public struct RetryPolicy: Sendable, Hashable {
     /// The longest `Retry-After` the client waits for; a server asking for
     /// more gets no retry, and the failure is reported.
     public var maxRetryAfter: Duration
+    /// The longest the attempts of one request may go on: a retry whose wait would end later than this
+    /// after the first attempt began is not made. `nil` for no bound but ``maxAttempts``.
+    public var maxElapsed: Duration?
 
     /// Makes a policy.
     /// - Parameters:
@@ -49,9 +55,11 @@ public struct RetryPolicy: Sendable, Hashable {
     ///   - maxDelay: The longest wait, before jitter.
     ///   - jitter: The largest part of a wait taken off at random, clamped to 0…1.
     ///   - maxRetryAfter: The longest `Retry-After` honoured.
+    ///   - maxElapsed: The longest the attempts of one request may go on, or `nil`.
     public init(
         maxAttempts: Int = 5, initialDelay: Duration = .milliseconds(200), multiplier: Int = 2,
-        maxDelay: Duration = .seconds(10), jitter: Double = 0.5, maxRetryAfter: Duration = .seconds(60)
+        maxDelay: Duration = .seconds(10), jitter: Double = 0.5, maxRetryAfter: Duration = .seconds(60),
+        maxElapsed: Duration? = .seconds(20)
     ) {
         self.maxAttempts = max(1, maxAttempts)
         self.initialDelay = initialDelay
@@ -59,9 +67,10 @@ public struct RetryPolicy: Sendable, Hashable {
         self.maxDelay = maxDelay
         self.jitter = jitter.isNaN ? 0 : min(1, max(0, jitter))
         self.maxRetryAfter = maxRetryAfter
+        self.maxElapsed = maxElapsed
     }
 
-    /// Five attempts, 0.2 s doubling up to 10 s, each wait shortened by up to half.
+    /// Five attempts, 0.2 s doubling up to 10 s, each wait shortened by up to half, none begun 20 s after the first.
     public static let `default` = RetryPolicy()
     /// One attempt: failures surface at once.
     public static let none = RetryPolicy(maxAttempts: 1)

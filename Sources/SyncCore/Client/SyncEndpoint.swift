@@ -95,6 +95,7 @@ public struct SyncEndpoint: Sendable {
         let idempotent = idempotent ?? request.method.isIdempotent
         var random = SystemRandomNumberGenerator()
         var attempt = 1
+        let elapsed = Self.stopwatch(clock)
         while true {
             let outcome: Result<SyncResponse, TransportError>
             do {
@@ -124,6 +125,16 @@ public struct SyncEndpoint: Sendable {
                         "\(Self.describe(request)): \(error.message)\(Self.attemptsNote(attempt))", underlying: error)
                 }
                 wait = retry.jitteredDelay(beforeRetry: attempt, using: &random)
+            }
+            if let budget = retry.maxElapsed, elapsed() + wait > budget {
+                // Out of time for another attempt: the last failure is the answer.
+                switch outcome {
+                case .success(let response): throw failure(response, of: request, attempts: attempt)
+                case .failure(let error):
+                    throw SyncClientError(
+                        Self.code(for: error), "\(Self.describe(request)): \(error.message)\(Self.attemptsNote(attempt))",
+                        underlying: error)
+                }
             }
             try await clock.sleep(for: wait)
             attempt += 1
@@ -222,6 +233,15 @@ public struct SyncEndpoint: Sendable {
         case .tlsFailed: .tlsFailed
         default: .connectionFailed
         }
+    }
+
+    /// The time since this call on `clock`.
+    private static func stopwatch(_ clock: any Clock<Duration>) -> () -> Duration {
+        func start<C: Clock<Duration>>(_ clock: C) -> () -> Duration {
+            let start = clock.now
+            return { start.duration(to: clock.now) }
+        }
+        return start(clock)
     }
 
     private static func attemptsNote(_ attempts: Int) -> String {

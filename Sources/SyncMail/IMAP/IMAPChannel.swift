@@ -116,12 +116,12 @@ final class IMAPInboundHandler: ChannelInboundHandler, RemovableChannelHandler {
     }
 
     func channelInactive(context: ChannelHandlerContext) {
-        inbox.fail(IMAPError("the IMAP server closed the connection"))
+        inbox.fail(IMAPError(.connectionLost, "the IMAP server closed the connection"))
         context.fireChannelInactive()
     }
 
     func errorCaught(context: ChannelHandlerContext, error: any Error) {
-        inbox.fail(IMAPError("the IMAP connection failed: \(error)"))
+        inbox.fail(IMAPError(.connectionLost, "the IMAP connection failed: \(error)"))
         context.close(promise: nil)
     }
 }

@@ -1,5 +1,6 @@
 import NIOCore
 import NIOPosix
+import SyncHTTP
 public import NIOSSL
 
 /// How a connection protects itself.
@@ -129,7 +130,7 @@ public actor IMAPConnection {
         do {
             sslContext = security == .none ? nil : try NIOSSLContext(configuration: configuration.tls ?? .makeClientConfiguration())
         } catch {
-            throw IMAPError("cannot set up TLS for \(host): \(error)")
+            throw IMAPError(.tlsFailed, "cannot set up TLS for \(host): \(error)")
         }
         let serverName = Self.isIPAddress(host) ? nil : host
         let limits = configuration.limits
@@ -147,7 +148,9 @@ public actor IMAPConnection {
                 }
                 .connect(host: host, port: port).get()
         } catch {
-            throw IMAPError("cannot connect to the IMAP server \(host):\(port): \(error)")
+            throw IMAPError(
+                .connectionFailed,
+                ConnectionFailure.describe(error, host: host, port: port) ?? "cannot connect to the IMAP server \(host):\(port): \(error)")
         }
         let connection = IMAPConnection(channel: channel, inbox: inbox, host: host, configuration: configuration, isSecure: security == .tls)
         do {
@@ -158,7 +161,7 @@ public actor IMAPConnection {
                 if offered.contains("STARTTLS") {
                     try await connection.startTLS(sslContext, serverName: serverName)
                 } else if security == .startTLS {
-                    throw IMAPError("the IMAP server \(host):\(port) does not offer STARTTLS")
+                    throw IMAPError(.tlsFailed, "the IMAP server \(host):\(port) does not offer STARTTLS")
                 }
             }
         } catch {
@@ -174,10 +177,10 @@ public actor IMAPConnection {
 
     private func greet() async throws {
         guard let greeting = try await inbox.next(before: .now + configuration.connectTimeout) else {
-            throw IMAPError("the IMAP server \(host) sent no greeting within \(configuration.connectTimeout)")
+            throw IMAPError(.connectionFailed, "the IMAP server \(host) sent no greeting within \(configuration.connectTimeout)")
         }
         guard case .untagged(.condition(let status, let code, let text)) = greeting, status == .ok || status == .preauth else {
-            throw IMAPError("the IMAP server \(host) refused the connection: \(greeting)")
+            throw IMAPError(.connectionFailed, "the IMAP server \(host) refused the connection: \(greeting)")
         }
         if case .capability(let list) = code { capabilities = Set(list.map { $0.uppercased() }) }
         _ = text
@@ -191,7 +194,7 @@ public actor IMAPConnection {
                 try channel.pipeline.syncOperations.addHandler(try NIOSSLClientHandler(context: context, serverHostname: serverName), position: .first)
             }.get()
         } catch {
-            throw IMAPError("STARTTLS with \(host) failed: \(error)")
+            throw IMAPError(.tlsFailed, "STARTTLS with \(host) failed: \(error)")
         }
         isSecure = true
         capabilities = []
@@ -413,7 +416,7 @@ public actor IMAPConnection {
                 if case .condition(.bye, _, let text) = untagged { throw await fail("the IMAP server said BYE: \(text)") }
             case .tagged(let got, let status, let code, let text):
                 guard got == tag else { continue }
-                guard status == .ok else { throw IMAPError("IDLE failed: \(status.rawValue) \(Self.show(code))\(text)") }
+                guard status == .ok else { throw IMAPError(.commandFailed, "IDLE failed: \(status.rawValue) \(Self.show(code))\(text)") }
                 return received
             }
         }
@@ -489,7 +492,7 @@ public actor IMAPConnection {
                 guard got == tag else { continue }
                 if case .capability(let list) = code { capabilities = Set(list.map { $0.uppercased() }) }
                 guard status == .ok else {
-                    throw IMAPError("IMAP \(name) failed: \(status.rawValue) \(Self.show(code))\(text)")
+                    throw IMAPError(.commandFailed, "IMAP \(name) failed: \(status.rawValue) \(Self.show(code))\(text)")
                 }
                 return IMAPCommandResult(untagged: untagged, code: code, text: text)
             }
@@ -497,7 +500,7 @@ public actor IMAPConnection {
     }
 
     private func checkOpen() throws {
-        guard !closed else { throw IMAPError("the IMAP connection to \(host) is closed") }
+        guard !closed else { throw IMAPError(.connectionLost, "the IMAP connection to \(host) is closed") }
     }
 
     private func newTag() -> String {
@@ -516,7 +519,7 @@ public actor IMAPConnection {
     /// Closes the connection and returns the error to throw.
     private func fail(_ message: String) async -> IMAPError {
         await close()
-        return IMAPError(message)
+        return IMAPError(.connectionLost, message)
     }
 
     /// Takes what an untagged response says about the selected mailbox.

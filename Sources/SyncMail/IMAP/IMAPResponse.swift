@@ -1,9 +1,41 @@
 /// Why an IMAP exchange could not go on: a one-line message a person can act on.
 public struct IMAPError: Error, Sendable, Hashable, CustomStringConvertible {
-    /// What went wrong.
+    /// The kind of failure, to branch on (`catch IMAPError.Code.connectionFailed`).
+    public struct Code: Hashable, Sendable, CustomStringConvertible {
+        private let name: String
+        private init(_ name: String) { self.name = name }
+        /// No connection could be made: refused, unreachable, no address, no greeting in time.
+        public static let connectionFailed = Code("connection failed")
+        /// The connection broke, or the server closed it (BYE), in the middle of the work; a new one may do.
+        public static let connectionLost = Code("connection lost")
+        /// The TLS handshake failed, or STARTTLS is not offered where it is required.
+        public static let tlsFailed = Code("TLS failed")
+        /// The server refused the user's credentials.
+        public static let authenticationFailed = Code("authentication failed")
+        /// The server answered a command with NO or BAD.
+        public static let commandFailed = Code("command failed")
+        /// The server sent something this client does not read, or more than its limits.
+        public static let invalidResponse = Code("invalid response")
+        /// The code's name.
+        public var description: String { name }
+
+        /// Whether `error` is an ``IMAPError`` with this code: `catch IMAPError.Code.connectionLost`.
+        public static func ~= (code: Code, error: any Error) -> Bool {
+            (error as? IMAPError)?.code == code
+        }
+    }
+
+    /// The kind of failure.
+    public var code: Code
+    /// What went wrong, one line.
     public var message: String
-    /// Makes an error.
-    public init(_ message: String) { self.message = message }
+    /// Makes an error of kind `code`.
+    public init(_ code: Code, _ message: String) {
+        self.code = code
+        self.message = message
+    }
+    /// Makes an error about what the server sent (``Code/invalidResponse``).
+    public init(_ message: String) { self.init(.invalidResponse, message) }
     /// The message.
     public var description: String { message }
 }

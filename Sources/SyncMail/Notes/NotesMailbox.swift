@@ -32,10 +32,14 @@ public struct IMAPAccount: Sendable, Hashable {
         do {
             var capabilities = await connection.capabilities
             if capabilities.isEmpty { capabilities = try await connection.capability() }
-            if capabilities.contains("AUTH=PLAIN") {
-                try await connection.authenticatePlain(user: user, password: password)
-            } else {
-                try await connection.login(user: user, password: password)
+            do {
+                if capabilities.contains("AUTH=PLAIN") {
+                    try await connection.authenticatePlain(user: user, password: password)
+                } else {
+                    try await connection.login(user: user, password: password)
+                }
+            } catch IMAPError.Code.commandFailed {
+                throw IMAPError(.authenticationFailed, "the IMAP server refused user \(user)'s password")
             }
             if await connection.capabilities.contains("QRESYNC") { try await connection.enable(["QRESYNC"]) }
         } catch {
@@ -156,7 +160,7 @@ public actor NotesMailbox {
         let key = RecordKey(collection: collection, id: RecordID(id))
         let device = self.device
         try await store.transaction(for: storeAccount) { tx in
-            guard let before = try await tx.record(key), !before.record.isDeleted else { throw IMAPError("there is no note \(id)") }
+            guard let before = try await tx.record(key), !before.record.isDeleted else { throw IMAPError(.commandFailed, "there is no note \(id)") }
             let tombstone = before.record.tombstone(version: RecordVersion(modifiedAt: Date(), node: PeerID(device)))
             try await tx.put(tombstone)
             try await tx.journal.recordLocalChange(.delete, local: tombstone, at: Date(), basedOn: ServerVersion(record: before.record))
@@ -180,7 +184,7 @@ public actor NotesMailbox {
             // A connection that broke is made again once; a refusal is not retried.
             await connection?.close()
             connection = nil
-            guard error.message.contains("closed") || error.message.contains("write") else { throw error }
+            guard error.code == .connectionLost else { throw error }
             return try await syncOnce()
         }
     }
