@@ -19,7 +19,8 @@ import Synchronization
 /// The push client (``SyncPush/PushClient``) registers one collection per push mailbox
 /// (`mail/<user>@<host>:<port>/<mailbox>`) with the push server and gets a token for each.
 /// The daemon then stores the registration where the mail server keeps it, in the mailbox's
-/// METADATA: `/private/vendor/vendor.anchorage/push/<deviceToken>` = `account=<pushAccount> token=<token>`.
+/// METADATA: `/private/vendor/vendor.anchorage/push/<deviceToken>` = `account=<pushAccount> device=<deviceToken> token=<token>`
+/// (the device's name in the value too, since mail servers may lower-case entry names).
 /// On each change of the mailbox the mail server's hook (scripts/dovecot/anchorage-push.lua) posts
 /// the mailbox's registrations to the push server (`POST /push/mail`), which notifies the device;
 /// the push client hands the token's collection back, and the daemon syncs that mailbox. A retained
@@ -120,6 +121,12 @@ public final class MailDataAccessDaemon: Sendable {
         "/private/vendor/vendor.anchorage/push/" + deviceToken
     }
 
+    /// The METADATA value of a device's registration: the push account, the device's exact name (Dovecot
+    /// lower-cases the entry's name) and the token.
+    public static func registrationValue(account: String, deviceToken: String, token: String) -> String {
+        "account=\(account) device=\(deviceToken) token=\(token)"
+    }
+
     /// What the daemon does from now on.
     public var events: AsyncStream<Event> { eventStream }
 
@@ -183,7 +190,8 @@ public final class MailDataAccessDaemon: Sendable {
             defer { Task { await imap.logout() } }
             for (mailbox, token) in due {
                 try await imap.create(mailbox)
-                try await imap.setMetadata(mailbox, [Self.registrationEntry(deviceToken: deviceToken): "account=\(pushAccount) token=\(token)"])
+                try await imap.setMetadata(
+                    mailbox, [Self.registrationEntry(deviceToken: deviceToken): Self.registrationValue(account: pushAccount, deviceToken: deviceToken, token: token)])
                 registeredTokens.withLock { $0[mailbox] = token }
                 eventContinuation.yield(.registered(mailbox: mailbox, token: token))
             }

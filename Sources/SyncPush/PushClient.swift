@@ -261,7 +261,7 @@ public final class PushClient: Sendable {
         var path = components?.path ?? ""
         while path.hasSuffix("/") { path.removeLast() }
         components?.path = path + configuration.basePath + "/stream"
-        components?.query = "deviceToken=\(PercentEncoding.encode(deviceToken))&after=\(after)"
+        components?.percentEncodedQuery = "deviceToken=\(PercentEncoding.encode(deviceToken))&after=\(after)"
         guard let url = components?.string else { throw PushError("\(server) does not make a push stream address") }
         var headers = HTTPFields()
         if let credentials { headers[.authorization] = AuthorizationHeader.value(for: credentials) }

@@ -8,7 +8,7 @@ import SyncCore
 ///
 /// ```json
 /// {"user": "ada", "mailboxes": [{"mailbox": "Notes", "uidvalidity": 1795465366, "highestmodseq": 82,
-///   "registrations": {"phone-7": "account=ada token=5f0c…"}}]}
+///   "registrations": {"phone-7": "account=ada device=Phone-7 token=5f0c…"}}]}
 /// ```
 ///
 /// Each registration names a device (the key) and the account and token the
@@ -16,6 +16,11 @@ import SyncCore
 /// mailbox's METADATA, and the mail server's hook sends it back. The server
 /// notifies that device only when it is registered for that account and the
 /// token is one of its own, so a registration written by anyone else names nothing.
+///
+/// Mail servers may change the key: Dovecot keeps METADATA entry names in
+/// lower case. So the value carries the device's exact name too, `device=…`,
+/// which the server takes over the key when it is there (a value written by an
+/// earlier device has none, and the key stands).
 struct MailPushNotice: Decodable, Sendable {
     struct Mailbox: Decodable, Sendable {
         var mailbox: String
@@ -48,7 +53,8 @@ struct MailPushNotice: Decodable, Sendable {
                     fields[part[..<equals]] = part[part.index(after: equals)...]
                 }
                 guard let account = fields["account"], let token = fields["token"], !account.isEmpty, !token.isEmpty else { return nil }
-                return (PushHub.Key(account: AccountID(String(account)), device: device), String(token))
+                let named = fields["device"].map(String.init).flatMap { $0.isEmpty ? nil : $0 } ?? device
+                return (PushHub.Key(account: AccountID(String(account)), device: named), String(token))
             }
         }
     }

@@ -203,7 +203,11 @@ public final class PushServer: SyncService, Service {
                 throw SyncServiceError.payloadTooLarge(limit: configuration.maxRegistrationBytes)
             }
             let notice = try MailPushNotice(json: request.body)
-            for (key, token) in notice.deviceTokens { await hub.notify(key, token: token) }
+            for (key, token) in notice.deviceTokens where !(await hub.notify(key, token: token)) {
+                logger.info(
+                    "a mail notification names no device registered with its token; nothing sent",
+                    metadata: ["device": "\(key.device)", "account": "\(key.account)"])
+            }
             return SyncResponse(status: 202)
         case ("/register", _), ("/stream", _), ("/mail", _):
             throw SyncServiceError.methodNotAllowed("register and mail are POST, stream is GET")

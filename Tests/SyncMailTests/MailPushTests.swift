@@ -122,7 +122,7 @@ final class MailDevice: Sendable {
         try await b.log.wait(for: "B's first sync") { if case .synced = $0 { true } else { false } }
         let imap = try await account.connect()
         let registration = try await imap.getMetadata("Notes", ["/private/vendor/vendor.anchorage/push"])
-        #expect(registration[MailDataAccessDaemon.registrationEntry(deviceToken: "b")]?.hasPrefix("account=ada token=") == true)
+        #expect(registration[MailDataAccessDaemon.registrationEntry(deviceToken: "b")]?.hasPrefix("account=ada device=b token=") == true)
 
         // Added on A: B has it, with no sync called on B.
         var start = await b.log.count
@@ -164,6 +164,33 @@ final class MailDevice: Sendable {
 
         await imap.logout()
         await b.stop()
+        await server.stop()
+    }
+
+    /// Dovecot keeps METADATA entry names in lower case: devices whose names have capitals, dots,
+    /// colons, dashes and underscores are still the ones notified.
+    @Test func devicesNamedWithCapitalsAndPunctuationHearThroughDovecot() async throws {
+        let server = try await MailPushServer.start()
+        let account = try await TestDovecot.newAccount(push: server.mailEndpoint)
+        let a = NotesMailbox(account: account, store: try SQLiteStore.inMemory(), device: "a")
+        var devices: [MailDevice] = []
+        for name in ["Phone-B.2", "Tablet:Home_1"] {
+            let device = try await MailDevice(name, account: account, server: server)
+            try await device.log.wait(for: "\(name)'s registration") { if case .registered = $0 { true } else { false } }
+            try await device.log.wait(for: "\(name)'s first sync") { if case .synced = $0 { true } else { false } }
+            devices.append(device)
+        }
+        var starts: [Int] = []
+        for device in devices { starts.append(await device.log.count) }
+        let note = Note(title: "To capitals", body: "one")
+        try await a.save(note)
+        _ = try await a.sync()
+        for (device, start) in zip(devices, starts.prefix(devices.count)) {
+            try await device.waitUntil("the note on the device", from: start) { try await device.notes.note(note.id)?.body == "one" }
+        }
+        #expect(await server.push.hub.queued(.init(account: "ada", device: "Phone-B.2")) >= 1)
+        #expect(await server.push.hub.queued(.init(account: "ada", device: "phone-b.2")) == 0)
+        for device in devices { await device.stop() }
         await server.stop()
     }
 

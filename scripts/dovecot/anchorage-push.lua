@@ -2,10 +2,12 @@
 --
 -- After each committed mail transaction that changed a mailbox some device registered, it POSTs
 --   {"user": "...", "mailboxes": [{"mailbox": "Notes", "uidvalidity": N, "highestmodseq": N,
---                                  "registrations": {"<deviceToken>": "account=<account> token=<token>"}}]}
+--                                  "registrations": {"<deviceToken>": "account=<account> device=<deviceToken> token=<token>"}}]}
 -- to push_lua_url (the push server's /push/mail), with HTTP Basic credentials push_lua_user and push_lua_password.
 -- A device registers a mailbox by storing, in that mailbox's METADATA,
---   /private/vendor/vendor.anchorage/push/<deviceToken> = "account=<account> token=<token>"
+--   /private/vendor/vendor.anchorage/push/<deviceToken> = "account=<account> device=<deviceToken> token=<token>"
+-- (Dovecot lower-cases the entry's name, so the value carries the device's exact name; the push
+-- server takes device= over the key.)
 -- Both settings may be set per user (userdb extra fields) or in the plugin { } block.
 local client
 local PREFIX = "/private/vendor/vendor.anchorage/push/"
