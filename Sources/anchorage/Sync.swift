@@ -34,7 +34,8 @@ struct Sync: AsyncParsableCommand {
             the server has no push for are synced every poll interval it names. It syncs everything \
             once on connecting, and again whenever the server cannot prove nothing was missed.
 
-            Exit status: 0 synced; 64 a bad argument, or no account or password; 66
+            Exit status: 0 synced (changes the server refused for good are printed as `refused KEY: reason` \
+            and dropped); 64 a bad argument, or no account or password; 66
             --ca-file cannot be read (65: it holds no certificate); 69 the server
             refused, could not be reached or is not trusted; 74 the store cannot be opened.
             """
@@ -85,7 +86,10 @@ struct Sync: AsyncParsableCommand {
         help: """
             Who wins a conflict this device meets: server, client, timestamp (the newer version), or ask (keep \
             it for `anchorage conflicts`); by default the stack's own rule (Aquasync and appSync: timestamp; OTA: \
-            server, which keeps what the server's mingle decided).
+            server, which keeps what the server's mingle decided). OTA: a server started with the default \
+            --ota-conflicts server decides every conflict itself, so the device meets none and ask asks \
+            nothing; only with --ota-conflicts device does this option decide. Questions left open by an \
+            earlier ask stay open until `anchorage conflicts resolve` answers them.
             """)
     var priority: Priority?
 

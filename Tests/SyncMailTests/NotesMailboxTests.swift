@@ -152,6 +152,24 @@ func notesDevice(_ account: IMAPAccount, _ name: String, policy: any ConflictPol
         #expect(NoteMessage.decode(Array("Subject: no id\r\n\r\nbody".utf8)) == nil)
     }
 
+    @Test func lineBreaksAreCRLFInMailAndLFInNotes() throws {
+        // A plain client's message, sent as is: CRLF line breaks, and the message's final one.
+        let plain = "X-Universally-Unique-Identifier: 9C1D\r\nSubject: list\r\n\r\neggs\r\nmilk\r\n"
+        #expect(try #require(NoteMessage.decode(Array(plain.utf8))).note.body == "eggs\nmilk")
+        // The same in quoted-printable, and in base64 of CRLF text (MIME's canonical form).
+        let quoted = "X-Universally-Unique-Identifier: 9C1E\r\nContent-Transfer-Encoding: quoted-printable\r\n\r\neggs\r\nmilk\r\n"
+        #expect(try #require(NoteMessage.decode(Array(quoted.utf8))).note.body == "eggs\nmilk")
+        let base64 = "X-Universally-Unique-Identifier: 9C1F\r\nContent-Transfer-Encoding: base64\r\n\r\n"
+            + Data("eggs\r\nmilk\r\n".utf8).base64EncodedString() + "\r\n"
+        #expect(try #require(NoteMessage.decode(Array(base64.utf8))).note.body == "eggs\nmilk\n")
+        // Anchorage writes the canonical form, and a note's text comes back exactly, a final line break included.
+        let note = Note(id: "9C20", title: "t", body: "a\nb\n", isHTML: false)
+        let message = String(decoding: NoteMessage.encode(note, from: "x", device: "d"), as: UTF8.self)
+        let body = try #require(message.components(separatedBy: "\r\n\r\n").last?.replacingOccurrences(of: "\r\n", with: ""))
+        #expect(Data(base64Encoded: body).map { String(decoding: $0, as: UTF8.self) } == "a\r\nb\r\n")
+        #expect(try #require(NoteMessage.decode(NoteMessage.encode(note, from: "x", device: "d"))).note.body == "a\nb\n")
+    }
+
     @Test func datesOutOfRangeAreNeitherTrustedNorFatal() throws {
         // Headers any IMAP client can write: counts and years no calendar date has.
         let message = [

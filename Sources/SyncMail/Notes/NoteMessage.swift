@@ -59,7 +59,9 @@ public enum NoteMessage {
             "Content-Transfer-Encoding: base64",
             "",
         ]
-        let encoded = Array(Base64.encode(Array(note.body.utf8)).utf8)
+        // Text travels in MIME's canonical form, CRLF line breaks; a note's text has LF ones.
+        let canonical = note.body.replacing("\r\n", with: "\n").replacing("\n", with: "\r\n")
+        let encoded = Array(Base64.encode(Array(canonical.utf8)).utf8)
         var index = 0
         while index < encoded.count {
             lines.append(String(decoding: encoded[index..<min(index + 76, encoded.count)], as: UTF8.self))
@@ -90,7 +92,10 @@ public enum NoteMessage {
         default: bytes = body
         }
         var text = String(decoding: bytes, as: UTF8.self)
-        if text.hasSuffix("\r\n") { text.removeLast() } else if text.hasSuffix("\n") { text.removeLast() }
+        // A body sent as is ends with the message's own line break, which is not the note's.
+        if encoding != "base64" && (text.hasSuffix("\r\n") || text.hasSuffix("\n")) { text.removeLast() }
+        // Mail's line breaks are CRLF (whoever wrote the message); a note's text has LF ones.
+        text = text.replacing("\r\n", with: "\n")
         let modified = headers["x-anchorage-modified"].flatMap(date(milliseconds:))
             ?? headers["date"].flatMap(parseDate) ?? Date(timeIntervalSince1970: 0)
         let created = headers["x-anchorage-created"].flatMap(date(milliseconds:))
