@@ -119,6 +119,10 @@ struct PushStreamRefusalTests {
         #expect(locked.hasPrefix("HTTP/1.1 429 "), "\(locked)")
         #expect(locked.contains("Retry-After: "))
         #expect(try await Self.register(server, device: "phone", as: "ada") == 429)
+        let transport = HTTPClientTransport(baseURL: server.url)
+        let sync = try await transport.send(
+            SyncRequest(method: .get, path: "/deltas/from:0", credentials: .basic(username: "ada", password: "secret")))
+        #expect(sync.status == 429, "a sync of the locked account")
 
         // Ten wrong passwords on registration lock Bob, and his stream is not opened.
         for _ in 1...10 { #expect(try await Self.register(server, device: "phone", as: "bob", password: "wrong") == 401) }
