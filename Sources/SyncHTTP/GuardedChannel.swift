@@ -1,10 +1,13 @@
 public import HummingbirdCore
 public import Logging
 public import NIOCore
+import NIOHTTP1
 
 /// A server's child channel with ``ConnectionLimits``' time limits: adds the
 /// ``ConnectionDeadlineHandler`` to the pipeline (after TLS, when `base` is
-/// wrapped in it), then sets `base` up and lets it handle the connection.
+/// wrapped in it), then sets `base` up and lets it handle the connection. A
+/// request the HTTP decoder cannot read is answered 431 (a head over the
+/// limit) or 400 (not HTTP) and the connection closed.
 ///
 /// ``HTTPSyncServer/serverBuilder(_:)`` makes one for every connection; the
 /// HTTP handlers of `base` must include a ``RequestProgressObserver``, which
@@ -34,6 +37,12 @@ public struct GuardedChannel<Base: ServerChildChannel>: ServerChildChannel {
                 ConnectionDeadlineHandler(limits: limits, awaitsTLSHandshake: awaitsTLSHandshake, logger: logger))
         }.flatMap {
             base.setup(channel: channel, logger: logger)
+        }.flatMapThrowing { value in
+            let decoder = try channel.pipeline.syncOperations.handler(type: ByteToMessageHandler<HTTPRequestDecoder>.self)
+            try channel.pipeline.syncOperations.addHandler(
+                MalformedRequestAnswerer(headerLimit: HTTP1Channel.Configuration().httpDecoder.maxHeaderListSize),
+                position: .after(decoder))
+            return value
         }
     }
 

@@ -3,6 +3,7 @@ public import FoundationEssentials
 import NIOCore
 import NIOHTTP1
 import NIOSSL
+import Synchronization
 public import SyncCore
 
 /// Sends ``SyncRequest``s over HTTP/1.1 with AsyncHTTPClient.
@@ -63,17 +64,25 @@ public struct HTTPClientTransport: SyncClientTransport {
     /// Limits of one exchange.
     public struct Configuration: Sendable, Hashable {
         /// How long one request may take, from sending to the last byte of the answer.
-        ///
-        /// AsyncHTTPClient keeps retrying a refused connection within this time,
-        /// so a server that is down is reported when it runs out.
         public var timeout: Duration
-        /// The largest answer body accepted; a larger one fails with ``TransportError``.
+        /// The largest answer body accepted, as it arrives and decoded; a larger one fails with ``TransportError``.
         public var maxResponseBytes: Int
+        /// Whether requests say `Accept-Encoding: gzip, deflate`, and compressed answers are decoded.
+        public var acceptsCompressedAnswers: Bool
+        /// The smallest request body sent gzip-compressed to a server that said it reads gzip (its answers'
+        /// `Accept-Encoding`, RFC 7694); `nil` never compresses.
+        public var compressRequestsAbove: Int?
 
-        /// Makes a configuration: 60 s and 64 MiB by default.
-        public init(timeout: Duration = .seconds(60), maxResponseBytes: Int = 64 << 20) {
+        /// Makes a configuration: 60 s and 64 MiB by default, compressed answers taken, and request bodies
+        /// of 1 KiB or more compressed for a server that reads them.
+        public init(
+            timeout: Duration = .seconds(60), maxResponseBytes: Int = 64 << 20, acceptsCompressedAnswers: Bool = true,
+            compressRequestsAbove: Int? = 1_024
+        ) {
             self.timeout = timeout
             self.maxResponseBytes = maxResponseBytes
+            self.acceptsCompressedAnswers = acceptsCompressedAnswers
+            self.compressRequestsAbove = compressRequestsAbove
         }
     }
 
@@ -167,22 +176,66 @@ public struct HTTPClientTransport: SyncClientTransport {
     }
 
     /// Sends `request` and returns the server's answer, whatever its status.
+    ///
+    /// A body of ``Configuration/compressRequestsAbove`` bytes or more goes gzip-compressed when this
+    /// server said it reads gzip; should the server still answer 415, the request goes again
+    /// uncompressed and this server gets uncompressed bodies from then on. A compressed answer is
+    /// decoded (``Configuration/acceptsCompressedAnswers``).
     /// - Throws: ``TransportError`` when no complete answer arrives.
     public func send(_ request: SyncRequest) async throws -> SyncResponse {
-        let httpRequest = makeHTTPRequest(request)
+        let origin = urlPrefix
+        guard let threshold = configuration.compressRequestsAbove, request.body.count >= threshold,
+            RequestCompression.state(of: origin) == .accepted,
+            let compressed = try? ContentCoding.gzip.compress(request.body), compressed.count < request.body.count
+        else {
+            return try await exchange(request, compressedBody: nil)
+        }
+        let answer = try await exchange(request, compressedBody: compressed)
+        guard answer.status == 415 else { return answer }
+        let plain = try await exchange(request, compressedBody: nil)
+        if plain.status != 415 { RequestCompression.record(.refused, for: origin) }
+        return plain
+    }
+
+    /// One request on the wire: `request`, with `compressedBody` in place of its body when given.
+    private func exchange(_ request: SyncRequest, compressedBody: [UInt8]?) async throws -> SyncResponse {
+        var httpRequest = makeHTTPRequest(request)
+        if let compressedBody {
+            httpRequest.headers.replaceOrAdd(name: "Content-Encoding", value: ContentCoding.gzip.rawValue)
+            httpRequest.body = .bytes(ByteBuffer(bytes: compressedBody))
+        }
         let deadline = NIODeadline.now() + TimeAmount(configuration.timeout)
         // Only a failure's message needs it.
         var what: String { "\(request.method) \(request.pathWithoutQuery)" }
         do {
             let response = try await client.execute(httpRequest, deadline: deadline)
-            let body = try await response.body.collect(upTo: configuration.maxResponseBytes)
+            let collected = try await response.body.collect(upTo: configuration.maxResponseBytes)
+            if response.headers["accept-encoding"].contains(where: { $0.lowercased().contains("gzip") }) {
+                RequestCompression.record(.accepted, for: urlPrefix)
+            }
+            var body = Array(buffer: collected)
+            if let coding = try? ContentCoding.named(response.headers.first(name: "content-encoding")), coding.looksEncoded(body) {
+                // (A client configured to decode answers itself has done so already: the bytes then do not look encoded.)
+                do {
+                    let decoder = coding.decoder(limit: configuration.maxResponseBytes)
+                    try decoder.take(collected)
+                    body = try decoder.finish()
+                } catch .tooLarge {
+                    throw TransportError(
+                        .invalidResponse, "\(what): the answer is larger than \(configuration.maxResponseBytes) bytes decoded")
+                } catch {
+                    throw TransportError(.invalidResponse, "\(what): the answer is not valid \(coding.rawValue)")
+                }
+            }
             return SyncResponse(
                 status: Int(response.status.code),
                 contentType: response.headers.first(name: "content-type"),
                 session: response.headers["set-cookie"].lazy.compactMap(SessionCookie.session(fromSetCookieHeader:))
                     .first,
                 retryAfter: RetryAfterHeader.delay(from: response.headers.first(name: "retry-after")),
-                body: Array(buffer: body))
+                body: body)
+        } catch let error as TransportError {
+            throw error
         } catch let error as NIOTooManyBytesError {
             throw TransportError(
                 .invalidResponse, "\(what): the answer is larger than \(configuration.maxResponseBytes) bytes",
@@ -260,9 +313,27 @@ public struct HTTPClientTransport: SyncClientTransport {
         }
         httpRequest.headers.add(name: "User-Agent", value: request.userAgent ?? AnchorageVersion.userAgent)
         if let device = request.device { httpRequest.headers.add(name: "X-Device-Token", value: device) }
+        if configuration.acceptsCompressedAnswers { httpRequest.headers.add(name: "Accept-Encoding", value: "gzip, deflate") }
         if !request.body.isEmpty || request.method == .post || request.method == .put {
             httpRequest.body = .bytes(ByteBuffer(bytes: request.body))
         }
         return httpRequest
+    }
+}
+
+/// What each server (by base URL) said about compressed request bodies, for the whole process: it
+/// reads gzip (its answers' `Accept-Encoding`), or it refused a compressed body (415) — which stands.
+enum RequestCompression {
+    enum State: Sendable { case unknown, accepted, refused }
+
+    private static let states = Mutex<[String: State]>([:])
+
+    static func state(of origin: String) -> State { states.withLock { $0[origin] ?? .unknown } }
+
+    static func record(_ state: State, for origin: String) {
+        states.withLock { states in
+            guard states[origin] != .refused else { return }
+            states[origin] = state
+        }
     }
 }

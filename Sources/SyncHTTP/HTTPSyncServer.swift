@@ -50,14 +50,17 @@ public struct HTTPSyncServer: ApplicationProtocol {
         public var tls: TLS?
         /// How many connections stay open and how long each part of a request may take.
         public var connections: ConnectionLimits
+        /// The smallest answer body sent compressed to a client that accepts gzip or deflate; `nil` never compresses.
+        public var compressAbove: Int?
 
         /// Makes a configuration: loopback, a free port and 64 MiB bodies by default,
-        /// 256 requests at once, 60 seconds each, ``LoginThrottle/Policy/standard``, plain HTTP, and
-        /// ``ConnectionLimits/standard``.
+        /// 256 requests at once, 60 seconds each, ``LoginThrottle/Policy/standard``, plain HTTP,
+        /// ``ConnectionLimits/standard``, and answers of 1 KiB or more compressed for clients that accept it.
         public init(
             host: String = "127.0.0.1", port: Int = 0, maxRequestBytes: Int = 64 << 20,
             maxConcurrentRequests: Int? = 256, requestTimeout: Duration? = .seconds(60),
-            loginThrottle: LoginThrottle.Policy? = .standard, tls: TLS? = nil, connections: ConnectionLimits = .standard
+            loginThrottle: LoginThrottle.Policy? = .standard, tls: TLS? = nil, connections: ConnectionLimits = .standard,
+            compressAbove: Int? = 1_024
         ) {
             self.host = host
             self.port = port
@@ -67,6 +70,7 @@ public struct HTTPSyncServer: ApplicationProtocol {
             self.loginThrottle = loginThrottle
             self.tls = tls
             self.connections = connections
+            self.compressAbove = compressAbove
         }
 
         /// Whether ``host`` reaches this machine only: `localhost`, an address
@@ -140,7 +144,8 @@ public struct HTTPSyncServer: ApplicationProtocol {
     public var responder: SyncServiceResponder<SyncRequestContext> {
         SyncServiceResponder(
             service: service, authenticator: authenticator, maxRequestBytes: serverConfiguration.maxRequestBytes,
-            logger: logger, loginThrottle: loginThrottle, limiter: limiter, observability: observability)
+            logger: logger, loginThrottle: loginThrottle, limiter: limiter, observability: observability,
+            compressAbove: serverConfiguration.compressAbove)
     }
 
     /// Hummingbird's configuration, made from ``serverConfiguration``: the address, and at

@@ -8,14 +8,18 @@ public import SyncCore
 /// Answers every Hummingbird request — any path, any method — with a ``SyncService``.
 ///
 /// For each request the responder reads the body up to ``maxRequestBytes``
-/// (413 past it, without buffering more), reads the `Authorization` header
+/// (413 past it, without buffering more; a body in `Content-Encoding: gzip` or
+/// `deflate` is decoded as it arrives, and the limit holds for the compressed
+/// bytes and for what they decode to; another coding is 415), reads the `Authorization` header
 /// (``AuthorizationHeader``), asks the ``SyncAuthenticator`` for the account
 /// (401 with `WWW-Authenticate: Basic realm="anchorage"` when there is none),
 /// turns the rest into a ``SyncRequest`` — method, path with query,
 /// `Content-Type`, `Accept`, `User-Agent`, `X-Device-Token`, and the `ota-session` cookie
 /// (``SessionCookie``) — and writes the service's ``SyncResponse`` back.
 /// It logs one line per request: method, path (without the query, which may
-/// hold tokens), status, account and ``RequestID``.
+/// hold tokens), status, account and ``RequestID``. An answer body of at least
+/// ``compressAbove`` bytes goes out compressed when the request's
+/// `Accept-Encoding` takes gzip or deflate.
 ///
 /// Three paths it answers itself, before all that and without credentials
 /// (see ``ServerObservability``): `GET /health`, `GET /ready` and, when
@@ -54,13 +58,17 @@ public struct SyncServiceResponder<Context>: HTTPResponder {
     public let limiter: RequestLimiter?
     /// `/health`, `/ready`, `/metrics` and the request metrics.
     public let observability: ServerObservability
+    /// The smallest answer body sent compressed (gzip, else deflate) to a client whose `Accept-Encoding`
+    /// takes it; `nil` never compresses.
+    public let compressAbove: Int?
 
     /// Makes a responder.
     /// - Precondition: `maxRequestBytes` is not negative.
     public init(
         service: any SyncService, authenticator: any SyncAuthenticator, maxRequestBytes: Int = 64 << 20,
         logger: Logger = Logger(label: "anchorage.http"), loginThrottle: LoginThrottle? = nil,
-        limiter: RequestLimiter? = nil, observability: ServerObservability = ServerObservability()
+        limiter: RequestLimiter? = nil, observability: ServerObservability = ServerObservability(),
+        compressAbove: Int? = 1_024
     ) {
         precondition(maxRequestBytes >= 0, "maxRequestBytes must not be negative")
         self.service = service
@@ -70,6 +78,7 @@ public struct SyncServiceResponder<Context>: HTTPResponder {
         self.loginThrottle = loginThrottle
         self.limiter = limiter
         self.observability = observability
+        self.compressAbove = compressAbove
     }
 
     /// Answers one request; never throws (failures are answered with a status).
@@ -82,7 +91,8 @@ public struct SyncServiceResponder<Context>: HTTPResponder {
         if let probe = await probeAnswer(request, path: path) { return probe }
         let address = (context as? any RemoteAddressRequestContext)?.remoteAddress?.ipAddress
         let answer = await answerCounted(request, address: address, upgrade: nil)
-        var response = Self.httpResponse(answer.response)
+        var response = Self.httpResponse(
+            answer.response, compressedFor: request.headers[.acceptEncoding], above: compressAbove)
         response.headers[HeaderFieldNames.requestID] = answer.requestID
         return response
     }
@@ -204,6 +214,12 @@ public struct SyncServiceResponder<Context>: HTTPResponder {
         case .failure(.tooLarge): return (SyncServiceError.payloadTooLarge(limit: maxRequestBytes).response, nil)
         case .failure(.broken(let error)):
             return (SyncServiceError.badRequest("the request body could not be read: \(error)").response, nil)
+        case .failure(.unsupportedCoding(let name)):
+            return (SyncServiceError(
+                status: 415, message: "Content-Encoding '\(name)' is not one this server reads; send gzip, deflate or identity"
+            ).response, nil)
+        case .failure(.corrupt(let coding)):
+            return (SyncServiceError.badRequest("the request body is not valid \(coding.rawValue), as its Content-Encoding says").response, nil)
         }
         let syncRequest = Self.syncRequest(from: request, credentials: credentials, upgrade: upgrade, body: body)
         let account: AccountID?
@@ -243,15 +259,29 @@ public struct SyncServiceResponder<Context>: HTTPResponder {
             body: body)
     }
 
-    /// The Hummingbird response a ``SyncResponse`` maps to.
-    static func httpResponse(_ response: SyncResponse) -> Response {
+    /// The Hummingbird response a ``SyncResponse`` maps to; its body compressed when it has at least
+    /// `threshold` bytes and `acceptEncoding` takes gzip or deflate (with `Vary: Accept-Encoding` on every
+    /// answer that size, since the answer depends on it).
+    static func httpResponse(_ response: SyncResponse, compressedFor acceptEncoding: String? = nil, above threshold: Int? = nil) -> Response {
         var headers = HTTPFields()
+        // Which codings request bodies may come in (RFC 7694): clients compress only for a server that says so.
+        headers[.acceptEncoding] = "gzip, deflate"
+        var body = response.body
+        if let threshold, body.count >= threshold {
+            headers[.vary] = "Accept-Encoding"
+            if let coding = ContentCoding.preferred(acceptEncoding: acceptEncoding), let compressed = try? coding.compress(body),
+                compressed.count < body.count
+            {
+                headers[.contentEncoding] = coding.rawValue
+                body = compressed
+            }
+        }
         if let contentType = response.contentType { headers[.contentType] = contentType }
         if let session = response.session { headers[.setCookie] = SessionCookie.setCookieValue(for: session) }
         if response.status == 401 { headers[.wwwAuthenticate] = challenge }
         if let retryAfter = response.retryAfter { headers[.retryAfter] = RetryAfterHeader.value(for: retryAfter) }
         let status = HTTPResponse.Status(code: (100...999).contains(response.status) ? response.status : 500)
-        return Response(status: status, headers: headers, body: ResponseBody(byteBuffer: ByteBuffer(bytes: response.body)))
+        return Response(status: status, headers: headers, body: ResponseBody(byteBuffer: ByteBuffer(bytes: body)))
     }
 
     private static func pathWithoutQuery(of request: Request) -> Substring {

@@ -119,8 +119,11 @@ struct Serve: AsyncParsableCommand {
             """)
     var pushMailAccounts: [String] = []
 
-    @Option(help: "The largest request body accepted, in bytes.")
+    @Option(help: "The largest request body accepted, in bytes: as it arrives, and decoded when it is compressed (gzip, deflate).")
     var maxRequestBytes = 64 << 20
+
+    @Option(help: "The smallest answer body sent compressed (gzip, else deflate) to a client whose Accept-Encoding takes it (0: never).")
+    var compressAbove = 1_024
 
     @Option(help: "The most bytes one live record's fields may take (as stored); a larger record is refused on its own, for good, and the others of its request go through. No limit by default.")
     var maxRecordBytes: Int?
@@ -200,6 +203,7 @@ struct Serve: AsyncParsableCommand {
         ] where !(seconds >= 0 && seconds.isFinite) {
             throw ValidationError("\(name) must be a number of seconds, not negative (0: no limit)")
         }
+        guard compressAbove >= 0 else { throw ValidationError("--compress-above must not be negative (0: never compress)") }
         guard bodyMinRate >= 0 else { throw ValidationError("--body-min-rate must not be negative") }
         guard pushPingInterval > 0, pushPingInterval.isFinite else {
             throw ValidationError("--push-ping-interval must be a positive number of seconds")
@@ -274,7 +278,7 @@ struct Serve: AsyncParsableCommand {
                         : LoginThrottle.Policy(
                             maxFailuresPerAccount: loginFailures == 0 ? nil : loginFailures,
                             maxFailuresPerAddress: loginFailuresPerAddress == 0 ? nil : loginFailuresPerAddress),
-                    tls: tls, connections: connections),
+                    tls: tls, connections: connections, compressAbove: compressAbove == 0 ? nil : compressAbove),
                 logger: logger,
                 onRunning: { [host, store] port in
                     FileHandle.standardOutput.write(Data("anchorage \(AnchorageVersion.current) serving on \(tls == nil ? "http" : "https")://\(host):\(port) (store \(store); Aquasync at /deltas, appSync at /rest, OTA at /ota, push at /push)\n".utf8))

@@ -35,9 +35,9 @@ struct Sync: AsyncParsableCommand {
             once on connecting, and again whenever the server cannot prove nothing was missed.
 
             Exit status: 0 synced (changes the server refused for good are printed as `refused KEY: reason` \
-            and dropped); 64 a bad argument, or no account or password; 66
-            --ca-file cannot be read (65: it holds no certificate); 69 the server
-            refused, could not be reached or is not trusted; 74 the store cannot be opened.
+            and dropped); 64 a bad argument, or no account or password; 66 --ca-file cannot be read (65: it holds \
+            no certificate); 69 the server refused, could not be reached or is not trusted; 74 the store cannot be \
+            opened.
             """
     )
 

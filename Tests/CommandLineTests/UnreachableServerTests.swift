@@ -45,7 +45,9 @@ struct UnreachableServerTests {
         let took = started.duration(to: .now)
         #expect(down.status == 69)
         #expect(down.errorText == "anchorage: cannot connect to 127.0.0.1:\(port): connection refused\n", "\(down.errorText)")
-        #expect(took < .seconds(30), "took \(took)")
+        // The sync itself ends within RetryPolicy's 20 s (SyncEndpointUnreachableTests holds that to 30 s in
+        // process); a loaded machine adds the start of a debug build's process, so the bound here is looser.
+        #expect(took < .seconds(90), "took \(took)")
         #expect(try await tool.run(stack.list + store).outputText.contains("Ada"), "the record is still on the device")
 
         // A server, then: the pending change goes up, and a second device receives it.

@@ -29,7 +29,9 @@ struct UnreachableFileServerTests {
         let took = started.duration(to: .now)
         #expect(down.status == 69)
         #expect(down.errorText == "anchorage: cannot connect to 127.0.0.1:\(port): connection refused\n", "\(down.errorText)")
-        #expect(took < .seconds(30), "took \(took)")
+        // The sync itself ends within RetryPolicy's 20 s (SyncEndpointUnreachableTests holds that to 30 s in
+        // process); a loaded machine adds the start of a debug build's process, so the bound here is looser.
+        #expect(took < .seconds(90), "took \(took)")
 
         let up = try await tool.run(
             ["files", "sync", folder, "--server", world.baseURL.absoluteString, "--user", world.server.user, "--store", store],

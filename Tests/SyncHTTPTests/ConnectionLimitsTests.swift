@@ -41,8 +41,7 @@ struct ConnectionLimitsTests {
     @Test("half a request head is answered 408 and closed after the head's time; an ordinary request beside it is served")
     func halfHead() async throws {
         try await Self.withServer(Self.limits { $0.headerTimeout = .seconds(2) }) { _, port in
-            let slow = try await RawConnection.open(port: port)
-            try await slow.send("GET /health HTTP/1.1\r\nHost: x\r\n")
+            let slow = try await RawConnection.open(port: port, sending: "GET /health HTTP/1.1\r\nHost: x\r\n")
             try await Self.expectServed(port: port)
             let ending = await slow.readUntilClosed(within: .seconds(10))
             #expect(ending.closed)
@@ -69,8 +68,7 @@ struct ConnectionLimitsTests {
         }
         try await Self.withServer(limits) { _, port in
             let head = "POST /echo HTTP/1.1\r\nHost: x\r\nAuthorization: Basic YWRhOnNlY3JldA==\r\nContent-Length: 100000\r\n\r\n"
-            let trickle = try await RawConnection.open(port: port)
-            try await trickle.send(head + "0123456789")
+            let trickle = try await RawConnection.open(port: port, sending: head + "0123456789")
             try await Self.expectServed(port: port)
             let ending = await trickle.readUntilClosed(within: .seconds(10))
             #expect(ending.closed)
@@ -89,8 +87,7 @@ struct ConnectionLimitsTests {
     @Test("an idle kept-alive connection is closed after the keep-alive time, not the head's")
     func idleKeepAlive() async throws {
         try await Self.withServer(Self.limits { $0.keepAliveTimeout = .milliseconds(500) }) { _, port in
-            let idle = try await RawConnection.open(port: port)
-            try await idle.send("GET /health HTTP/1.1\r\nHost: x\r\n\r\n")
+            let idle = try await RawConnection.open(port: port, sending: "GET /health HTTP/1.1\r\nHost: x\r\n\r\n")
             let answered = await idle.read(until: "ok\n", within: .seconds(10))
             #expect(answered.text.hasPrefix("HTTP/1.1 200"))
             let ending = await idle.readUntilClosed(within: .seconds(10))
@@ -103,7 +100,7 @@ struct ConnectionLimitsTests {
     func tlsHandshake() async throws {
         let certificates = try await TestCertificates.make()
         let tls = try HTTPSyncServer.TLS(certificateChainFile: certificates.certificateFile, privateKeyFile: certificates.keyFile)
-        try await Self.withServer(Self.limits { $0.tlsHandshakeTimeout = .milliseconds(500) }, tls: tls) { baseURL, port in
+        try await Self.withServer(Self.limits { $0.tlsHandshakeTimeout = .seconds(3) }, tls: tls) { baseURL, port in
             let silent = try await RawConnection.open(port: port)
             let transport = HTTPClientTransport(
                 baseURL: baseURL, trustRoots: try .certificates(pemFile: certificates.caFile))

@@ -2,6 +2,7 @@ import AsyncHTTPClient
 import Foundation
 import SyncCore
 import SyncHTTP
+import SyncJSON
 import SyncTesting
 import TestSupport
 import Testing
@@ -63,6 +64,21 @@ struct HTTPClientTransportFailureTests {
             let error = await #expect(throws: TransportError.self) { try await transport.send(Self.ping) }
             try await transport.shutdown()
             #expect(error?.code == .connectionFailed)
+        }
+    }
+
+    @Test("with the default client and retry policy, a closed port is reported in seconds, in one plain line")
+    func closedPortWithDefaults() async throws {
+        try await Self.withRefusingPort { closedURL in
+            let endpoint = SyncEndpoint(transport: HTTPClientTransport(baseURL: closedURL), codecs: CodecSet([JSONCodec()]))
+            let started = ContinuousClock.now
+            let error = await #expect(throws: SyncClientError.self) { try await endpoint.send(Self.ping) }
+            let took = started.duration(to: .now)
+            #expect(took < .seconds(30), "took \(took)")
+            #expect(error?.code == .connectionFailed)
+            let transportError = error?.underlying as? TransportError
+            #expect(transportError?.message == "cannot connect to 127.0.0.1:\(closedURL.port ?? 0): connection refused")
+            #expect(error?.message.hasSuffix("(after 5 attempts)") == true, "\(error?.message ?? "")")
         }
     }
 

@@ -21,9 +21,9 @@ struct PushStreamLimitsTests {
                 credentials: .basic(username: "ada", password: "secret"),
                 body: Array(#"{"deviceToken": "\#(device)", "collections": ["aquasync/Contact"]}"#.utf8)))
         #expect(registered.status == 200)
-        let stream = try await RawConnection.open(port: server.port)
-        try await stream.send(
-            "GET /push/stream?deviceToken=\(device) HTTP/1.1\r\nHost: x\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n"
+        let stream = try await RawConnection.open(
+            port: server.port,
+            sending: "GET /push/stream?deviceToken=\(device) HTTP/1.1\r\nHost: x\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n"
                 + "Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nSec-WebSocket-Version: 13\r\n"
                 + "Authorization: Basic YWRhOnNlY3JldA==\r\n\r\n")
         let upgraded = await stream.read(until: "\r\n\r\n", within: .seconds(10))
@@ -47,12 +47,13 @@ struct PushStreamLimitsTests {
     @Test("a stream outlives the time limits of HTTP: they end at its 101")
     func streamOutlivesHTTPLimits() async throws {
         let limits = ConnectionLimits(
-            headerTimeout: .milliseconds(300), bodyTimeout: .milliseconds(300), tlsHandshakeTimeout: .milliseconds(300),
+            headerTimeout: .seconds(2), bodyTimeout: .milliseconds(300), tlsHandshakeTimeout: .milliseconds(300),
             keepAliveTimeout: .milliseconds(300))
         let server = try await PushTestServer.start(store: MemoryStore(), connections: limits)
         let stream = try await Self.openSilentStream(server, device: "quiet")
-        // Pings come every 30 seconds: nothing but HTTP's limits could close it within 2 seconds.
-        let waited = await stream.readUntilClosed(within: .seconds(2))
+        // Pings come every 30 seconds: nothing but HTTP's limits (2 s for the head, 300 ms idle) could
+        // close it within 4 seconds.
+        let waited = await stream.readUntilClosed(within: .seconds(4))
         #expect(!waited.closed, "the stream is still open after the HTTP limits passed")
         await stream.close()
 

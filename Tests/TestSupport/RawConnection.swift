@@ -37,13 +37,16 @@ public final class RawConnection: Sendable {
         self.channel = channel
     }
 
-    /// Connects to `host:port`.
-    public static func open(host: String = "127.0.0.1", port: Int) async throws -> RawConnection {
+    /// Connects to `host:port`, and sends `first` the moment the connection is made (in the same turn
+    /// of the event loop, so that a server's time limit cannot run out between the two however loaded
+    /// the machine is).
+    public static func open(host: String = "127.0.0.1", port: Int, sending first: String = "") async throws -> RawConnection {
         let channel = try await ClientBootstrap(group: MultiThreadedEventLoopGroup.singleton)
             .connectTimeout(.seconds(10))
             .connect(host: host, port: port) { channel in
                 channel.eventLoop.makeCompletedFuture {
-                    try NIOAsyncChannel<ByteBuffer, ByteBuffer>(wrappingChannelSynchronously: channel)
+                    if !first.isEmpty { try channel.pipeline.syncOperations.addHandler(SendOnConnect(Array(first.utf8))) }
+                    return try NIOAsyncChannel<ByteBuffer, ByteBuffer>(wrappingChannelSynchronously: channel)
                 }
             }
         let connection = RawConnection(channel: channel)
@@ -139,5 +142,19 @@ public final class RawConnection: Sendable {
     /// Closes the connection from this side.
     public func close() async {
         try? await channel.channel.close()
+    }
+}
+
+/// Writes its bytes as soon as the connection is made.
+private final class SendOnConnect: ChannelInboundHandler, RemovableChannelHandler {
+    typealias InboundIn = ByteBuffer
+    typealias OutboundOut = ByteBuffer
+    private let bytes: [UInt8]
+
+    init(_ bytes: [UInt8]) { self.bytes = bytes }
+
+    func channelActive(context: ChannelHandlerContext) {
+        context.writeAndFlush(wrapOutboundOut(ByteBuffer(bytes: bytes)), promise: nil)
+        context.fireChannelActive()
     }
 }

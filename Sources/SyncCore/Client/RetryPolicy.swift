@@ -24,10 +24,10 @@
 /// `Retry-After` (``SyncResponse/retryAfter``) replaces the computed wait, as
 /// long as it is at most ``maxRetryAfter``; a longer one ends the retries.
 /// A request is retried unchanged, so a retry after a lost answer carries the
-/// same ids as the first attempt. No retry begins once ``maxElapsed`` would
-/// have passed since the first attempt began, so a server that does not
-/// answer is reported within that time and its connect time-out, whatever
-/// ``maxAttempts`` says.
+/// same ids as the first attempt. After a failure with no answer, no retry
+/// begins once ``maxElapsed`` would have passed since the first attempt
+/// began, so a server that cannot be reached is reported within that time
+/// and its connect time-out, whatever ``maxAttempts`` says.
 public struct RetryPolicy: Sendable, Hashable {
     /// How many times a request is sent at most (1 means no retry).
     public var maxAttempts: Int
@@ -43,8 +43,10 @@ public struct RetryPolicy: Sendable, Hashable {
     /// The longest `Retry-After` the client waits for; a server asking for
     /// more gets no retry, and the failure is reported.
     public var maxRetryAfter: Duration
-    /// The longest the attempts of one request may go on: a retry whose wait would end later than this
-    /// after the first attempt began is not made. `nil` for no bound but ``maxAttempts``.
+    /// The longest the attempts of one request that gets no answer may go on: a retry after a transport
+    /// failure (no connection, a cut, a time-out) whose wait would end later than this after the first
+    /// attempt began is not made. Answers the server gave (429, 503, 5xx) are retried by ``maxAttempts``
+    /// and `Retry-After` alone. `nil` for no bound but ``maxAttempts``.
     public var maxElapsed: Duration?
 
     /// Makes a policy.

@@ -126,15 +126,11 @@ public struct SyncEndpoint: Sendable {
                 }
                 wait = retry.jitteredDelay(beforeRetry: attempt, using: &random)
             }
-            if let budget = retry.maxElapsed, elapsed() + wait > budget {
-                // Out of time for another attempt: the last failure is the answer.
-                switch outcome {
-                case .success(let response): throw failure(response, of: request, attempts: attempt)
-                case .failure(let error):
-                    throw SyncClientError(
-                        Self.code(for: error), "\(Self.describe(request)): \(error.message)\(Self.attemptsNote(attempt))",
-                        underlying: error)
-                }
+            if case .failure(let error) = outcome, let budget = retry.maxElapsed, elapsed() + wait > budget {
+                // No answer, and out of time for another attempt: the server cannot be reached.
+                throw SyncClientError(
+                    Self.code(for: error), "\(Self.describe(request)): \(error.message)\(Self.attemptsNote(attempt))",
+                    underlying: error)
             }
             try await clock.sleep(for: wait)
             attempt += 1
