@@ -152,6 +152,11 @@ public struct WebDAVHTTPTransport: WebDAVTransport {
         http.method = HTTPMethod(rawValue: request.method)
         if let authorization { http.headers.add(name: "Authorization", value: authorization) }
         for (name, value) in request.headers { http.headers.add(name: name, value: value) }
+        if case .memory = request.destination {
+            // Listings and other answers read into memory may come compressed; a file's bytes are asked for
+            // as they are (a compressing server would also change the file's ETag).
+            http.headers.add(name: "Accept-Encoding", value: "gzip, deflate")
+        }
         switch request.body {
         case .empty:
             break
@@ -186,6 +191,18 @@ public struct WebDAVHTTPTransport: WebDAVTransport {
                         detail: "the answer is larger than \(limit) bytes")
                 }
                 collected.append(contentsOf: buffer.readableBytesView)
+            }
+            if let coding = try? ContentCoding.named(headers["content-encoding"]), coding.looksEncoded(collected) {
+                let decoder = coding.decoder(limit: limit)
+                do {
+                    try decoder.take(ByteBuffer(bytes: collected))
+                    collected = try decoder.finish()
+                } catch {
+                    throw WebDAVError(
+                        .badAnswer, method: request.method, path: request.path, status: status,
+                        detail: error == .tooLarge ? "the answer is larger than \(limit) bytes decoded" : "the answer is not valid \(coding.rawValue)")
+                }
+                headers["content-encoding"] = nil
             }
             return WebDAVResponse(status: status, headers: headers, body: collected)
         } catch let error as WebDAVError {
