@@ -47,6 +47,8 @@ public struct FolderSync: Sendable {
     public let policy: ConflictPolicy
     /// Called with the bytes and files moved so far (a progress bar).
     public let progress: (@Sendable (FileSyncProgress) -> Void)?
+    /// Lets one ``sync()`` run at a time (copies of this value share it): a second waits for the first.
+    package let syncGate = SyncGate()
 
     /// Makes a folder sync.
     public init(
@@ -143,14 +145,17 @@ public struct FolderSync: Sendable {
     /// One sync: scan, carry out the journal, mirror the server's changes.
     /// - Returns: what happened, the notices and the questions waiting for the user.
     /// - Throws: ``WebDAVError`` when the server cannot be listed, ``StoreError``.
+    /// A second sync started while one runs waits for it (``SyncCore/SyncGate``).
     public func sync() async throws -> FolderSyncReport {
-        var run = SyncRun(sync: self)
-        try await scan()
-        try await run.processJournal()
-        try await run.processJournal()  // what the first pass re-queued (a renamed folder's items)
-        try await run.fetchRemote()
-        run.report.questions = try await questions()
-        return run.report
+        try await syncGate.run {
+            var run = SyncRun(sync: self)
+            try await scan()
+            try await run.processJournal()
+            try await run.processJournal()  // what the first pass re-queued (a renamed folder's items)
+            try await run.fetchRemote()
+            run.report.questions = try await questions()
+            return run.report
+        }
     }
 
     /// The questions waiting for the user.

@@ -10,6 +10,20 @@ func notesDevice(_ account: IMAPAccount, _ name: String, policy: any ConflictPol
 }
 
 @Suite struct NotesMailboxTests {
+    @Test func twoSyncsAtOnceTakeTurnsAndAppendANoteOnce() async throws {
+        let account = try await TestDovecot.newAccount()
+        let a = try notesDevice(account, "a")
+        try await a.save(Note(title: "Once", body: "only one message"))
+        async let first = a.sync()
+        async let second = a.sync()
+        let reports = try await [first, second]
+        #expect(reports.map(\.pushed).sorted() == [0, 1], "one sync sent the note, the other found nothing to send")
+        let imap = try await account.connect()
+        try await imap.select("Notes")
+        #expect(await imap.selected?.exists == 1)
+        await imap.logout()
+    }
+
     @Test func addEditFlagAndDeleteTravelBetweenDevices() async throws {
         let account = try await TestDovecot.newAccount()
         let a = try notesDevice(account, "a")

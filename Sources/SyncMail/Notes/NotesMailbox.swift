@@ -176,18 +176,24 @@ public actor NotesMailbox {
 
     /// Syncs with the server: what changed there comes down, local changes go up.
     /// - Throws: ``IMAPError`` when the server cannot be reached or refuses; ``StoreError``.
+    /// A second sync started while one runs waits for it (``SyncCore/SyncGate``).
     @discardableResult
     public func sync() async throws -> NotesSyncReport {
-        do {
-            return try await syncOnce()
-        } catch let error as IMAPError {
-            // A connection that broke is made again once; a refusal is not retried.
-            await connection?.close()
-            connection = nil
-            guard error.code == .connectionLost else { throw error }
-            return try await syncOnce()
+        try await syncGate.run {
+            do {
+                return try await syncOnce()
+            } catch let error as IMAPError {
+                // A connection that broke is made again once; a refusal is not retried.
+                await connection?.close()
+                connection = nil
+                guard error.code == .connectionLost else { throw error }
+                return try await syncOnce()
+            }
         }
     }
+
+    /// Lets one ``sync()`` run at a time.
+    package nonisolated let syncGate = SyncGate()
 
     /// Closes the connection to the server.
     public func close() async {
