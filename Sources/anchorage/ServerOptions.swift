@@ -16,6 +16,14 @@ struct ServerOptions: ParsableArguments {
             """)
     var caFile: String?
 
+    @Flag(
+        inversion: .prefixedNo,
+        help: """
+            Ask for compressed answers (Accept-Encoding: gzip, deflate) and compress request bodies of 1 KiB or \
+            more for a server that says it reads them.
+            """)
+    var compression = true
+
     func validate() throws {
         guard let url = URL(string: server), let scheme = url.scheme?.lowercased(), scheme == "http" || scheme == "https",
             url.host?.isEmpty == false
@@ -47,7 +55,9 @@ struct ServerOptions: ParsableArguments {
     /// - Throws: one line and exit status 66 when --ca-file cannot be read or holds no certificate.
     func withTransport<Result>(_ body: (HTTPClientTransport) async throws -> Result) async throws -> Result {
         let url = try self.url
-        guard isHTTPS else { return try await body(HTTPClientTransport(baseURL: url)) }
+        let configuration = HTTPClientTransport.Configuration(
+            acceptsCompressedAnswers: compression, compressRequestsAbove: compression ? 1_024 : nil)
+        guard isHTTPS else { return try await body(HTTPClientTransport(baseURL: url, configuration: configuration)) }
         let trustRoots: HTTPClientTransport.TrustRoots
         if let caFile {
             do {
@@ -58,7 +68,7 @@ struct ServerOptions: ParsableArguments {
         } else {
             trustRoots = .system
         }
-        let transport = HTTPClientTransport(baseURL: url, trustRoots: trustRoots)
+        let transport = HTTPClientTransport(baseURL: url, configuration: configuration, trustRoots: trustRoots)
         let result: Result
         do {
             result = try await body(transport)

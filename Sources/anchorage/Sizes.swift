@@ -34,7 +34,26 @@ struct Sizes: ParsableCommand {
     @Flag(help: "Also measure the standard records as one Aquasync DeltaPack.")
     var deltapack = false
 
+    @Option(
+        help: """
+            Instead of measuring, write the standard records (10,000 contacts) here as JSON Lines, for \
+            `anchorage records import Contact FILE`: the same data a benchmark moves.
+            """)
+    var writeRecords: String?
+
     func run() throws {
+        if let writeRecords {
+            var text = ""
+            for contact in SampleContacts().make(count: 10_000, photos: false) {
+                var fields = contact.dictionaryValue ?? [:]
+                let gid = fields.removeValue(forKey: "uuid")
+                var line: [String: SyncValue] = ["fields": RecordFields.listedFields(fields)]
+                if let gid { line["gid"] = gid }
+                text += try RecordFields.line(line) + "\n"
+            }
+            try Data(text.utf8).write(to: URL(fileURLWithPath: writeRecords), options: .atomic)
+            return
+        }
         var report = SizeReport()
         if let input {
             guard let data = FileManager.default.contents(atPath: input) else { throw failure("cannot read \(input)", code: 66) }
