@@ -46,6 +46,8 @@ final class ConnectionDeadlineHandler: ChannelInboundHandler {
     private var answerStarted = false
     private var timer: Scheduled<Void>?
     private var context: ChannelHandlerContext?
+    /// The last bytes of a head being read, to see its end (`\r\n\r\n`) across reads.
+    private var headTail: UInt32 = 0
 
     init(limits: ConnectionLimits, awaitsTLSHandshake: Bool, logger: Logger) {
         self.limits = limits
@@ -78,12 +80,28 @@ final class ConnectionDeadlineHandler: ChannelInboundHandler {
         case .awaitingRequest(first: true):
             // The head's time counts from the connection's start, not from its first byte.
             phase = .readingHead
+            headTail = 0
         case .awaitingRequest(first: false):
             enter(.readingHead)
+            headTail = 0
         default:
             break
         }
+        if phase == .readingHead, headEnds(in: unwrapInboundIn(data)) {
+            // The head is whole: its limit is met. What comes next — a body, an answer, an upgrade —
+            // is reported by the HTTP handlers (or ConnectionLimits.connectionUpgraded).
+            enter(.serving)
+        }
         context.fireChannelRead(data)
+    }
+
+    /// Whether `bytes` complete a head's blank line, `\r\n\r\n`, following what came before.
+    private func headEnds(in bytes: ByteBuffer) -> Bool {
+        for byte in bytes.readableBytesView {
+            headTail = headTail << 8 | UInt32(byte)
+            if headTail == 0x0D0A_0D0A { return true }
+        }
+        return false
     }
 
     func userInboundEventTriggered(context: ChannelHandlerContext, event: Any) {
@@ -95,7 +113,7 @@ final class ConnectionDeadlineHandler: ChannelInboundHandler {
 
     // MARK: What the HTTP handlers report
 
-    /// A request's head arrived.
+    /// A request's head arrived (parsed).
     func requestHeadArrived() {
         requestsOpen += 1
         answerStarted = false
