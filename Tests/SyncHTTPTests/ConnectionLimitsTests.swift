@@ -9,11 +9,13 @@ import Testing
 /// connection, and an ordinary request beside it is served.
 @Suite("Connection limits: slow, idle and flooding clients")
 struct ConnectionLimitsTests {
-    /// Limits far away, but for the ones a test sets.
+    /// Limits far away, but for the ones a test sets. (The whole suite on two cores stretches a test's
+    /// waits tenfold and more: a limit that must not fire is minutes away, a wait for one that must fire
+    /// is generous, and only the limit under test is short.)
     static func limits(_ change: (inout ConnectionLimits) -> Void) -> ConnectionLimits {
         var limits = ConnectionLimits(
-            headerTimeout: .seconds(60), bodyTimeout: .seconds(60), bodyMinimumRate: 0, tlsHandshakeTimeout: .seconds(60),
-            keepAliveTimeout: .seconds(60))
+            headerTimeout: .seconds(600), bodyTimeout: .seconds(600), bodyMinimumRate: 0, tlsHandshakeTimeout: .seconds(600),
+            keepAliveTimeout: .seconds(600))
         change(&limits)
         return limits
     }
@@ -31,9 +33,8 @@ struct ConnectionLimitsTests {
 
     /// An ordinary request on a connection of its own is answered.
     static func expectServed(port: Int) async throws {
-        let ordinary = try await RawConnection.open(port: port)
-        try await ordinary.send("GET /health HTTP/1.1\r\nHost: x\r\n\r\n")
-        let answer = await ordinary.read(until: "ok\n", within: .seconds(10))
+        let ordinary = try await RawConnection.open(port: port, sending: "GET /health HTTP/1.1\r\nHost: x\r\n\r\n")
+        let answer = await ordinary.read(until: "ok\n", within: .seconds(60))
         #expect(answer.text.hasPrefix("HTTP/1.1 200"), "an ordinary request beside the slow one")
         await ordinary.close()
     }
@@ -43,7 +44,7 @@ struct ConnectionLimitsTests {
         try await Self.withServer(Self.limits { $0.headerTimeout = .seconds(2) }) { _, port in
             let slow = try await RawConnection.open(port: port, sending: "GET /health HTTP/1.1\r\nHost: x\r\n")
             try await Self.expectServed(port: port)
-            let ending = await slow.readUntilClosed(within: .seconds(10))
+            let ending = await slow.readUntilClosed(within: .seconds(60))
             #expect(ending.closed)
             #expect(ending.text.hasPrefix("HTTP/1.1 408 Request Timeout\r\n"))
             #expect(ending.text.contains("\"error\":\"request_timeout\""))
@@ -54,7 +55,7 @@ struct ConnectionLimitsTests {
     func silentConnection() async throws {
         try await Self.withServer(Self.limits { $0.headerTimeout = .milliseconds(500) }) { _, port in
             let silent = try await RawConnection.open(port: port)
-            let ending = await silent.readUntilClosed(within: .seconds(10))
+            let ending = await silent.readUntilClosed(within: .seconds(60))
             #expect(ending.closed)
             #expect(ending.text.isEmpty)
         }
@@ -70,13 +71,12 @@ struct ConnectionLimitsTests {
             let head = "POST /echo HTTP/1.1\r\nHost: x\r\nAuthorization: Basic YWRhOnNlY3JldA==\r\nContent-Length: 100000\r\n\r\n"
             let trickle = try await RawConnection.open(port: port, sending: head + "0123456789")
             try await Self.expectServed(port: port)
-            let ending = await trickle.readUntilClosed(within: .seconds(10))
+            let ending = await trickle.readUntilClosed(within: .seconds(60))
             #expect(ending.closed)
             #expect(ending.text.hasPrefix("HTTP/1.1 408 Request Timeout\r\n"))
 
-            // 1,000 bytes at 100 a second earn 10 seconds more: still open 2 seconds later.
-            let steady = try await RawConnection.open(port: port)
-            try await steady.send(head + String(repeating: "x", count: 1_000))
+            // 90,000 bytes at 100 a second earn 900 seconds more: still open 2 seconds later.
+            let steady = try await RawConnection.open(port: port, sending: head + String(repeating: "x", count: 90_000))
             let waited = await steady.readUntilClosed(within: .seconds(2))
             #expect(!waited.closed)
             #expect(waited.text.isEmpty)
@@ -88,9 +88,9 @@ struct ConnectionLimitsTests {
     func idleKeepAlive() async throws {
         try await Self.withServer(Self.limits { $0.keepAliveTimeout = .milliseconds(500) }) { _, port in
             let idle = try await RawConnection.open(port: port, sending: "GET /health HTTP/1.1\r\nHost: x\r\n\r\n")
-            let answered = await idle.read(until: "ok\n", within: .seconds(10))
+            let answered = await idle.read(until: "ok\n", within: .seconds(60))
             #expect(answered.text.hasPrefix("HTTP/1.1 200"))
-            let ending = await idle.readUntilClosed(within: .seconds(10))
+            let ending = await idle.readUntilClosed(within: .seconds(60))
             #expect(ending.closed)
             #expect(ending.text == answered.text, "nothing more than the answer")
         }
@@ -100,14 +100,14 @@ struct ConnectionLimitsTests {
     func tlsHandshake() async throws {
         let certificates = try await TestCertificates.make()
         let tls = try HTTPSyncServer.TLS(certificateChainFile: certificates.certificateFile, privateKeyFile: certificates.keyFile)
-        try await Self.withServer(Self.limits { $0.tlsHandshakeTimeout = .seconds(3) }, tls: tls) { baseURL, port in
+        try await Self.withServer(Self.limits { $0.tlsHandshakeTimeout = .seconds(10) }, tls: tls) { baseURL, port in
             let silent = try await RawConnection.open(port: port)
             let transport = HTTPClientTransport(
                 baseURL: baseURL, trustRoots: try .certificates(pemFile: certificates.caFile))
             let answer = try await transport.send(SyncRequest(method: .get, path: "/ping", credentials: TransportRoute.ada))
             try await transport.shutdown()
             #expect(answer.status == 200)
-            let ending = await silent.readUntilClosed(within: .seconds(10))
+            let ending = await silent.readUntilClosed(within: .seconds(60))
             #expect(ending.closed)
         }
     }
@@ -119,7 +119,7 @@ struct ConnectionLimitsTests {
             for _ in 0..<3 {
                 let connection = try await RawConnection.open(port: port)
                 try await connection.send("GET /health HTTP/1.1\r\nHost: x\r\n\r\n")
-                #expect(await connection.read(until: "ok\n", within: .seconds(10)).text.hasPrefix("HTTP/1.1 200"))
+                #expect(await connection.read(until: "ok\n", within: .seconds(60)).text.hasPrefix("HTTP/1.1 200"))
                 held.append(connection)
             }
             let waiting = try await RawConnection.open(port: port)
@@ -127,7 +127,7 @@ struct ConnectionLimitsTests {
             let early = await waiting.read(until: "ok\n", within: .seconds(1))
             #expect(early.text.isEmpty, "not accepted while three are open")
             await held.removeFirst().close()
-            let served = await waiting.read(until: "ok\n", within: .seconds(10))
+            let served = await waiting.read(until: "ok\n", within: .seconds(60))
             #expect(served.text.hasPrefix("HTTP/1.1 200"))
             for connection in held + [waiting] { await connection.close() }
         }

@@ -26,7 +26,7 @@ struct PushStreamLimitsTests {
             sending: "GET /push/stream?deviceToken=\(device) HTTP/1.1\r\nHost: x\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n"
                 + "Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nSec-WebSocket-Version: 13\r\n"
                 + "Authorization: Basic YWRhOnNlY3JldA==\r\n\r\n")
-        let upgraded = await stream.read(until: "\r\n\r\n", within: .seconds(10))
+        let upgraded = await stream.read(until: "\r\n\r\n", within: .seconds(60))
         #expect(upgraded.text.hasPrefix("HTTP/1.1 101"))
         return stream
     }
@@ -37,7 +37,7 @@ struct PushStreamLimitsTests {
         configuration.streamPingInterval = .milliseconds(500)
         let server = try await PushTestServer.start(store: MemoryStore(), configuration: configuration)
         let silent = try await Self.openSilentStream(server, device: "silent")
-        let ending = await silent.readUntilClosed(within: .seconds(20))
+        let ending = await silent.readUntilClosed(within: .seconds(60))
         #expect(ending.closed, "the silent stream was closed")
         let health = try await HTTPClientTransport(baseURL: server.url).send(SyncRequest(method: .get, path: "/health"))
         #expect(health.status == 200)
@@ -49,16 +49,18 @@ struct PushStreamLimitsTests {
         let limits = ConnectionLimits(
             headerTimeout: .milliseconds(300), bodyTimeout: .milliseconds(300), tlsHandshakeTimeout: .milliseconds(300),
             keepAliveTimeout: .milliseconds(300))
-        let server = try await PushTestServer.start(store: MemoryStore(), connections: limits)
+        var configuration = PushServer.Configuration()
+        configuration.streamPingInterval = .seconds(600)
+        let server = try await PushTestServer.start(store: MemoryStore(), configuration: configuration, connections: limits)
         let stream = try await Self.openSilentStream(server, device: "quiet")
-        // Pings come every 30 seconds: nothing but HTTP's limits (300 ms each) could close it within 4 seconds.
+        // Pings come every 10 minutes: nothing but HTTP's limits (300 ms each) could close it within 4 seconds.
         let waited = await stream.readUntilClosed(within: .seconds(4))
         #expect(!waited.closed, "the stream is still open after the HTTP limits passed")
         await stream.close()
 
         // An idle HTTP connection beside it is closed by the same limits.
         let idle = try await RawConnection.open(port: server.port)
-        #expect(await idle.readUntilClosed(within: .seconds(20)).closed)
+        #expect(await idle.readUntilClosed(within: .seconds(60)).closed)
         await server.stop()
     }
 }

@@ -25,10 +25,10 @@ struct PushStreamRefusalTests {
             "GET \(path) HTTP/1.1\r\nHost: x\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n"
                 + "Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nSec-WebSocket-Version: 13\r\n"
                 + (authorization.map { "Authorization: \($0)\r\n" } ?? "") + "\r\n")
-        let answer = await connection.read(until: "\r\n\r\n", within: .seconds(10))
+        let answer = await connection.read(until: "\r\n\r\n", within: .seconds(60))
         guard answer.text.hasPrefix("HTTP/1.1 101") else {
             // A refusal closes the connection after its body.
-            return await connection.readUntilClosed(within: .seconds(10)).text
+            return await connection.readUntilClosed(within: .seconds(60)).text
         }
         await connection.close()
         return answer.text
