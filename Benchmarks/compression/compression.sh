@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Bytes and time of the standard first upload and first pull (10,000 contacts, `anchorage sizes
 # --write-records`), per codec, with and without HTTP compression, on loopback and through a link
-# limited to a phone's (link.py: 10 Mbit/s, 25 ms each way), with the CPU time of device and server.
+# limited to a phone's (scripts/tcp-relay.py: 10 Mbit/s, 25 ms each way), with the CPU time of device and server.
 #
 #   Benchmarks/compression/compression.sh [--markdown FILE]
 #
@@ -12,7 +12,7 @@ markdown=""
 [ "${1:-}" = "--markdown" ] && markdown="$2"
 anchorage="${ANCHORAGE:-.build/release/anchorage}"
 [ -x "$anchorage" ] || swift build -c release --product anchorage
-link="Benchmarks/compression/link.py"
+link="scripts/tcp-relay.py"
 work="$(mktemp -d)"
 pids=()
 cleanup() { for pid in "${pids[@]}"; do kill "$pid" 2>/dev/null || true; done; rm -rf "$work"; }

@@ -19,13 +19,6 @@ import Darwin
 /// connections.maxOpenConnections = DescriptorLimit.connectionCap(limit: limit)
 /// ```
 public enum DescriptorLimit {
-    /// The most descriptors the process may have open now (its soft limit), or `nil` where it cannot be read.
-    public static var current: Int? {
-        var limit = rlimit()
-        guard getrlimit(resourceKind, &limit) == 0 else { return nil }
-        return limit.rlim_cur == unlimited ? Int.max : Int(clamping: limit.rlim_cur)
-    }
-
     /// Raises the soft limit to the hard limit (capped at 1,048,576 where the
     /// hard limit is unlimited) and returns the limit in force afterwards;
     /// `nil` where the limit cannot be read. A limit that cannot be raised stays as it was.

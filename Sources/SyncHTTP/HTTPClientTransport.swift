@@ -293,7 +293,7 @@ public struct HTTPClientTransport: SyncClientTransport {
     }
 
     private static let timeoutErrors: [HTTPClientError] = [
-        .deadlineExceeded, .readTimeout, .connectTimeout, .getConnectionFromPoolTimeout, .tlsHandshakeTimeout,
+        .deadlineExceeded, .readTimeout, .getConnectionFromPoolTimeout, .tlsHandshakeTimeout,
     ]
 
     private static let malformedAnswerErrors: [HTTPClientError] = [

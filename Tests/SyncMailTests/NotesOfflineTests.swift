@@ -9,37 +9,15 @@ import Testing
 /// first, the failed sync says so, and the next sync sends it (journal rule 1).
 @Suite struct NotesOfflineTests {
     /// A TCP relay to Dovecot that the test stops and starts, so that the server goes away at the
-    /// address the device knows it by.
-    static let relay = """
-        import asyncio, sys
-        listen_port, target_port = int(sys.argv[1]), int(sys.argv[2])
-        async def pipe(reader, writer):
-            try:
-                while data := await reader.read(65536):
-                    writer.write(data)
-                    await writer.drain()
-            except Exception:
-                pass
-            finally:
-                writer.close()
-        async def handle(client_reader, client_writer):
-            try:
-                server_reader, server_writer = await asyncio.open_connection('127.0.0.1', target_port)
-            except Exception:
-                client_writer.close()
-                return
-            await asyncio.gather(pipe(client_reader, server_writer), pipe(server_reader, client_writer))
-        async def main():
-            server = await asyncio.start_server(handle, '127.0.0.1', listen_port, reuse_address=True)
-            print('relaying', flush=True)
-            async with server:
-                await server.serve_forever()
-        asyncio.run(main())
-        """
+    /// address the device knows it by: scripts/tcp-relay.py.
+    static var relay: String {
+        URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+            .deletingLastPathComponent().appendingPathComponent("scripts/tcp-relay.py").path
+    }
 
     static func startRelay(port: Int, to target: Int) async throws -> ChildProcess.Running {
         try await LoopbackSocket.retryingWhilePortTaken {
-            let relay = try ChildProcess.start("python3", arguments: ["-c", Self.relay, String(port), String(target)])
+            let relay = try ChildProcess.start("python3", arguments: [Self.relay, String(port), String(target)])
             do {
                 _ = try await relay.waitForOutputLine(timeout: .seconds(30)) { $0.contains("relaying") ? true : nil }
             } catch {

@@ -1,7 +1,10 @@
 #!/usr/bin/env python3
 """A TCP relay that counts the bytes each way and, when asked, limits them to a phone's link.
 
-    link.py LISTEN_PORT TARGET_PORT [--rate BITS_PER_SECOND] [--delay SECONDS]
+    tcp-relay.py LISTEN_PORT TARGET_PORT [--rate BITS_PER_SECOND] [--delay SECONDS]
+
+The compression benchmark measures a phone's link with it (Benchmarks/compression); tests stop and
+start it to take a server away at the address a client knows it by (NotesOfflineTests).
 
 Prints "relaying" once it listens; on SIGTERM prints "up BYTES down BYTES" (client to server, server
 to client) and exits. With --rate, each direction is paced to that many bits a second; with --delay,
