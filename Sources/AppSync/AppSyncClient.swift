@@ -85,21 +85,15 @@ public actor AppSyncClient {
     /// var configuration = AppSyncClient.Configuration(conflictPolicy: .clientWins)
     /// configuration.retry = .none
     /// ```
+    @dynamicMemberLookup
     public struct Configuration: Sendable {
-        /// Where the server is mounted (`/rest` by default).
-        public var basePath: String
-        /// How requests that failed for a reason that may pass are retried.
-        public var retry: RetryPolicy
-        /// The wall clock that stamps `timestamp_created` and `timestamp_lastupdate` of local changes.
-        public var clock: any WallClock
-        /// The clock the waits between retries are slept on: a test passes a `TestClock`.
-        public var sleeper: any Clock<Duration>
-        /// Decides conflicts found while downloading. The seed leaves the
-        /// choice to the application (server, client or timestamp priority);
-        /// the default is timestamp priority, ``SyncCore/NewestWinsPolicy``,
-        /// as `anchorage sync --stack appsync` uses without `--priority`;
-        /// `.askUser` leaves every conflict to the application.
-        public var conflictPolicy: any ConflictPolicy
+        /// The settings every client shares: base path (`/rest` by default), retries, clocks (the wall
+        /// clock stamps `timestamp_created` and `timestamp_lastupdate` of local changes) and the conflict
+        /// policy. The seed leaves the choice of policy to the application (server, client or timestamp
+        /// priority); the default is timestamp priority, ``SyncCore/NewestWinsPolicy``, as `anchorage sync
+        /// --stack appsync` uses without `--priority`; `.askUser` leaves every conflict to the application.
+        /// They read and write by name: `configuration.retry = .none`.
+        public var client: SyncClientConfiguration
         /// The most objects one update carries (500 by default; ``AppSyncServer`` takes up to
         /// ``AppSyncServer/maxObjectsPerUpdate``, 10,000 by default): more pending changes go up in
         /// several updates, each settled in the journal as its answer comes.
@@ -118,12 +112,15 @@ public actor AppSyncClient {
             sleeper: any Clock<Duration> = ContinuousClock(), conflictPolicy: any ConflictPolicy = NewestWinsPolicy(),
             updateSize: Int = 500
         ) {
-            self.basePath = basePath
-            self.retry = retry
-            self.clock = clock
-            self.sleeper = sleeper
-            self.conflictPolicy = conflictPolicy
+            self.client = SyncClientConfiguration(
+                basePath: basePath, retry: retry, clock: clock, sleeper: sleeper, conflictPolicy: conflictPolicy)
             self.updateSize = updateSize
+        }
+
+        /// A shared setting, by name (``SyncCore/SyncClientConfiguration``).
+        public subscript<Value>(dynamicMember setting: WritableKeyPath<SyncClientConfiguration, Value>) -> Value {
+            get { client[keyPath: setting] }
+            set { client[keyPath: setting] = newValue }
         }
     }
 
@@ -163,8 +160,7 @@ public actor AppSyncClient {
         var configuration = configuration
         configuration.updateSize = max(1, configuration.updateSize)
         self.configuration = configuration
-        self.endpoint = SyncEndpoint(
-            transport: transport, codecs: CodecSet([codec]), retry: configuration.retry, clock: configuration.sleeper)
+        self.endpoint = SyncEndpoint(transport: transport, codec: codec, configuration: configuration.client)
     }
 
     // MARK: Local objects
@@ -172,7 +168,8 @@ public actor AppSyncClient {
     /// Creates or updates an object as a local change: the object and its
     /// journal entry are stored in one transaction, or neither is.
     /// - Returns: The object's guid (a new UUID in time order, ``SyncCore/TimeOrderedUUID``, when `guid` is `nil`).
-    /// - Throws: ``AppSyncError`` (409) when another live local object holds the same primary key;
+    /// - Throws: ``SyncCore/SyncClientError`` ``SyncCore/SyncClientError/Code/refused`` (stack `"appsync"`,
+    ///   status 409) when another live local object holds the same primary key, 400 for a protocol field;
     ///   ``SyncCore/StoreError`` when the local store cannot keep it (``SyncCore/StoreError/Code/storageFull``
     ///   on a full disk).
     @discardableResult
@@ -186,14 +183,15 @@ public actor AppSyncClient {
     ///   - typeName: The type.
     ///   - objects: Each object's guid (a new UUID in time order when `nil`) and fields.
     /// - Returns: The objects' guids, in the order given.
-    /// - Throws: ``AppSyncError`` (409) when an object's primary key is held by another live object
+    /// - Throws: ``SyncCore/SyncClientError`` ``SyncCore/SyncClientError/Code/refused`` (stack `"appsync"`,
+    ///   status 409) when an object's primary key is held by another live object
     ///   (one saved before it in `objects` included); ``SyncCore/StoreError`` as ``save(_:guid:fields:)``.
     @discardableResult
     public func save(_ typeName: String, _ objects: [(guid: String?, fields: [String: SyncValue])]) async throws -> [String] {
         let type = try self.type(typeName)
         for (_, fields) in objects {
             if let reserved = fields.keys.first(where: { AppSyncObject.protocolFields.contains($0) }) {
-                throw AppSyncError.invalid("\(reserved) is a protocol field")
+                throw SyncClientError.appSync(status: 400, "\(reserved) is a protocol field")
             }
         }
         let guids = objects.map { $0.guid ?? TimeOrderedUUID.make().uuidString }
@@ -214,7 +212,7 @@ public actor AppSyncClient {
                 if let primaryKey = type.primaryKeyValue(of: object),
                     let owner = try await StoredObject.owner(of: primaryKey, type: typeName, in: tx), owner != guid
                 {
-                    throw AppSyncError(status: 409, message: "object \(owner) already has this primary key")
+                    throw SyncClientError.appSync(status: 409, "object \(owner) already has this primary key")
                 }
                 try await Self.writeLocalChange(
                     object, replacing: existing, action: existing == nil ? .add : .modify, type: type, at: time, in: tx)
@@ -224,13 +222,14 @@ public actor AppSyncClient {
     }
 
     /// Soft-deletes an object (`isdeleted` = 1) as a local change, journaled in the same transaction.
-    /// - Throws: ``AppSyncError`` (404) when there is no such object; ``SyncCore/StoreError`` as ``save(_:guid:fields:)``.
+    /// - Throws: ``SyncCore/SyncClientError`` ``SyncCore/SyncClientError/Code/refused`` (stack `"appsync"`,
+    ///   status 404) when there is no such object; ``SyncCore/StoreError`` as ``save(_:guid:fields:)``.
     public func delete(_ typeName: String, guid: String) async throws {
         let type = try self.type(typeName)
         let time = configuration.clock.now()
         try await store.transaction(for: account) { tx in
             guard let stored = try await tx.record(StoredObject.key(typeName, guid)) else {
-                throw AppSyncError(status: 404, message: "no \(typeName) \(guid)")
+                throw SyncClientError.appSync(status: 404, "no \(typeName) \(guid)")
             }
             let existing = try StoredObject.object(stored.record)
             var deleted = existing
@@ -347,9 +346,8 @@ public actor AppSyncClient {
     private func carryOutAnswers(_ type: AppSyncObjectType) async throws {
         let collection = StoredObject.collection(type.name)
         let time = configuration.clock.now()
-        _ = try await store.carryOutAnswers(for: account) { $0.key.collection == collection } with: { entry, answer, tx in
-            try await Self.carryOut(answer, for: entry, type: type, at: time, in: tx)
-            return true
+        _ = try await store.carryOutAnswers(for: account) { $0.key.collection == collection } writer: { _ in
+            ConflictWriting(type: type, time: time, downloaded: nil)
         }
     }
 
@@ -467,36 +465,20 @@ public actor AppSyncClient {
     }
 
     /// Applies the server's version of an object that has a pending local
-    /// change, as the journal classifies it: exactly a conflict when the
-    /// server's version moved away from the ArchCopy to something else than
-    /// the local version.
+    /// change, as the journal judges it (``SyncCore/SyncJournal/take(_:pending:policy:writer:)``):
+    /// exactly a conflict when the server's version moved away from the ArchCopy to something else
+    /// than the local version.
     private static func applyDownloaded(
         _ remote: AppSyncObject, over local: AppSyncObject, pending entry: JournalEntry, type: AppSyncObjectType,
         policy: any ConflictPolicy, at time: Date, in tx: any StoreTransaction
     ) async throws -> Applied {
         let incoming = StoredObject.serverVersion(remote, type: type.name)
-        switch entry.classify(incoming) {
-        case .unchanged:
-            return .unchanged
-        case .sameAsLocal:
-            // The server holds what the device holds: nothing to send, and its
-            // timestamps are taken so that every device keeps the same object.
-            try await tx.journal.remove(entry.key)
-            guard local != remote else { return .unchanged }
-            try await StoredObject.put(remote, replacing: local, type: type, in: tx)
-            return .written
-        case .conflict:
-            if entry.awaitsAnswer, entry.remote?.hasSameContent(as: incoming.record) == true { return .unchanged }
-            try await tx.journal.openConflict(entry.key, remote: incoming)
-            let resolution = await policy.resolve(
-                Conflict(local: entry.local, remote: incoming.record, base: entry.archCopy?.record, resolvingSide: .client))
-            guard let answer = ConflictAnswer(resolution, localIsDeleted: entry.local.isDeleted) else {
-                return .conflict(wrote: false)
-            }
-            var open = entry
-            open.remote = incoming
-            let carried = try await carryOut(answer, for: open, type: type, at: time, in: tx)
-            return .conflict(wrote: carried && answer != .keepMine)
+        let writer = ConflictWriting(type: type, time: time, downloaded: remote)
+        let outcome = try await tx.journal.take(incoming, pending: entry, policy: policy, writer: writer)
+        switch outcome {
+        case .unchanged, .stillOpen: return .unchanged
+        case .agreed: return local == remote ? .unchanged : .written
+        case .decided, .opened: return .conflict(wrote: outcome.wroteServerVersion)
         }
     }
 
@@ -533,50 +515,6 @@ public actor AppSyncClient {
                 object, replacing: nil, action: .modify, type: type, at: time,
                 basedOn: StoredObject.serverVersion(remote, type: type.name), in: tx)
         }
-    }
-
-    /// Carries out `answer` to the conflict `entry` holds (its `remote` is
-    /// the server's version).
-    /// - Returns: `false` when it cannot: keep-both of two versions holding
-    ///   the same primary key, which a type cannot hold twice; the conflict
-    ///   then stays open, waiting for another answer.
-    @discardableResult
-    private static func carryOut(
-        _ answer: ConflictAnswer, for entry: JournalEntry, type: AppSyncObjectType, at time: Date, in tx: any StoreTransaction
-    ) async throws -> Bool {
-        guard let theirs = entry.remote, let stored = try await tx.record(entry.key) else { return false }
-        let local = try StoredObject.object(stored.record)
-        let remote = StoredObject.object(theirs, created: local.timestampCreated)
-        switch answer {
-        case .keepMine, .merged:
-            try await tx.journal.rebase(entry.key)
-            var mine = local
-            if case .merged(let fields) = answer {
-                mine.fields = fields.filter { !AppSyncObject.protocolFields.contains($0.key) }
-                mine.isDeleted = false
-            }
-            mine.timestampLastUpdate = superseding(remote, at: time)
-            try await writeLocalChange(
-                mine, replacing: local, action: mine.isDeleted ? .delete : .modify, type: type, at: time, basedOn: theirs, in: tx)
-        case .takeTheirs:
-            try await StoredObject.put(remote, replacing: local, type: type, in: tx)
-            try await tx.journal.remove(entry.key)
-        case .keepBoth:
-            if !local.isDeleted, !remote.isDeleted, let primaryKey = type.primaryKeyValue(of: local),
-                type.primaryKeyValue(of: remote) == primaryKey
-            {
-                try await tx.journal.openConflict(entry.key, remote: theirs)
-                return false
-            }
-            try await StoredObject.put(remote, replacing: local, type: type, in: tx)
-            try await tx.journal.remove(entry.key)
-            guard !local.isDeleted else { break }
-            let now = wholeSeconds(time)
-            let copy = AppSyncObject(
-                guid: TimeOrderedUUID.make().uuidString, fields: local.fields, timestampCreated: now, timestampLastUpdate: now)
-            try await writeLocalChange(copy, replacing: nil, action: .add, type: type, at: time, basedOn: nil, in: tx)
-        }
-        return true
     }
 
     /// Uploads the ready changes of `type`, ``Configuration/updateSize`` objects an update; each update's
@@ -650,7 +588,7 @@ public actor AppSyncClient {
     // MARK: Helpers
 
     private func type(_ name: String) throws -> AppSyncObjectType {
-        guard let type = types[name] else { throw AppSyncError(status: 404, message: "'\(name)' is not a type this client syncs") }
+        guard let type = types[name] else { throw SyncClientError.appSync(status: 404, "'\(name)' is not a type this client syncs") }
         return type
     }
 
@@ -678,6 +616,66 @@ public actor AppSyncClient {
 
     private static func wholeSeconds(_ date: Date) -> Date {
         Date(timeIntervalSince1970: date.timeIntervalSince1970.rounded(.down))
+    }
+}
+
+extension AppSyncClient {
+    /// How appSync writes a conflict's decision: objects keep their `timestamp_created`, a version the
+    /// device writes again is stamped at least a second after the server's, and a primary key is held
+    /// by one object only.
+    private struct ConflictWriting: ConflictWriter {
+        var type: AppSyncObjectType
+        /// The sync's time.
+        var time: Date
+        /// The object as the server sent it, when the decision is taken during a download.
+        var downloaded: AppSyncObject?
+
+        func writeServerVersion(_ remote: ServerVersion, over entry: JournalEntry, in tx: any StoreTransaction) async throws {
+            let local = try await storedObject(entry.key, in: tx)
+            let theirs = StoredObject.object(remote, created: local?.timestampCreated ?? remote.record.version.modifiedAt)
+            try await StoredObject.put(theirs, replacing: local, type: type, in: tx)
+        }
+
+        /// The server holds what the device holds: its timestamps are taken, so that every device keeps the same object.
+        func writeAgreement(_ remote: ServerVersion, over entry: JournalEntry, in tx: any StoreTransaction) async throws {
+            guard let downloaded else { return try await writeServerVersion(remote, over: entry, in: tx) }
+            let local = try await storedObject(entry.key, in: tx)
+            guard local != downloaded else { return }
+            try await StoredObject.put(downloaded, replacing: local, type: type, in: tx)
+        }
+
+        func writeLocalVersion(
+            _ version: SyncRecord, merged: Bool, over remote: ServerVersion, in tx: any StoreTransaction
+        ) async throws {
+            guard let local = try await storedObject(version.key, in: tx) else { return }
+            var mine = local
+            if merged {
+                mine.fields = version.fields.filter { !AppSyncObject.protocolFields.contains($0.key) }
+                mine.isDeleted = false
+            }
+            mine.timestampLastUpdate = AppSyncClient.superseding(StoredObject.object(remote, created: local.timestampCreated), at: time)
+            try await AppSyncClient.writeLocalChange(
+                mine, replacing: local, action: mine.isDeleted ? .delete : .modify, type: type, at: time, basedOn: remote, in: tx)
+        }
+
+        func writeCopy(of local: SyncRecord, in tx: any StoreTransaction) async throws {
+            let now = AppSyncClient.wholeSeconds(time)
+            let copy = AppSyncObject(
+                guid: TimeOrderedUUID.make().uuidString, fields: local.fields, timestampCreated: now, timestampLastUpdate: now)
+            try await AppSyncClient.writeLocalChange(copy, replacing: nil, action: .add, type: type, at: time, basedOn: nil, in: tx)
+        }
+
+        /// Not when both are live and hold the same primary key, which a type cannot hold twice.
+        func canKeepBoth(_ entry: JournalEntry, and remote: ServerVersion, in tx: any StoreTransaction) async throws -> Bool {
+            guard !entry.local.isDeleted, !remote.record.isDeleted, let local = try await storedObject(entry.key, in: tx),
+                let primaryKey = type.primaryKeyValue(of: local)
+            else { return true }
+            return type.primaryKeyValue(of: StoredObject.object(remote, created: local.timestampCreated)) != primaryKey
+        }
+
+        private func storedObject(_ key: RecordKey, in tx: any StoreTransaction) async throws -> AppSyncObject? {
+            try await tx.record(key).map { try StoredObject.object($0.record) }
+        }
     }
 }
 

@@ -90,11 +90,12 @@ public struct AppSyncObject: Sendable, Hashable {
     }
 
     /// Reads an object from its wire form.
-    /// - Throws: ``AppSyncError`` naming the field that is missing or of the wrong type.
-    public init(_ value: SyncValue, at path: String) throws(AppSyncError) {
-        guard case .dictionary(var dictionary) = value else { throw .invalid("\(path) is not an object") }
+    /// - Throws: ``SyncCore/SyncServiceError`` 400 (bad request), naming the field that is missing or of
+    ///   the wrong type: what a server answers such an object with.
+    public init(_ value: SyncValue, at path: String) throws(SyncServiceError) {
+        guard case .dictionary(var dictionary) = value else { throw .badRequest("\(path) is not an object") }
         guard case .string(let guid)? = dictionary.removeValue(forKey: "guid"), (1...64).contains(guid.utf8.count) else {
-            throw .invalid("\(path).guid must be a string of 1 to 64 characters")
+            throw .badRequest("\(path).guid must be a string of 1 to 64 characters")
         }
         self.guid = guid
         switch dictionary.removeValue(forKey: "isdeleted") {
@@ -102,7 +103,7 @@ public struct AppSyncObject: Sendable, Hashable {
         case .integer(let flag)? where flag == 0 || flag == 1: isDeleted = flag == 1
         case .bool(let flag)?: isDeleted = flag
         case .string(let text)? where text == "0" || text == "1": isDeleted = text == "1"
-        default: throw .invalid("\(path).isdeleted must be 0 or 1")
+        default: throw .badRequest("\(path).isdeleted must be 0 or 1")
         }
         timestampCreated = try Self.timestamp(dictionary.removeValue(forKey: "timestamp_created"), "timestamp_created", path)
         timestampLastUpdate = try Self.timestamp(
@@ -111,35 +112,28 @@ public struct AppSyncObject: Sendable, Hashable {
         fields = dictionary
     }
 
-    private static func timestamp(_ value: SyncValue?, _ name: String, _ path: String) throws(AppSyncError) -> Date {
+    private static func timestamp(_ value: SyncValue?, _ name: String, _ path: String) throws(SyncServiceError) -> Date {
         switch value {
         case .date(let date)?: return date
         case .string(let text)?:
             if let date = AppSyncTimestamp.parse(text) { return date }
-            throw .invalid("\(path).\(name) '\(text)' is not a timestamp: use ISO 8601 or 2014-03-20 13:15:00 CET")
+            throw .badRequest("\(path).\(name) '\(text)' is not a timestamp: use ISO 8601 or 2014-03-20 13:15:00 CET")
         case .integer(let seconds)?: return Date(timeIntervalSince1970: Double(seconds))
-        case nil: throw .invalid("\(path).\(name) is missing")
-        default: throw .invalid("\(path).\(name) must be a timestamp")
+        case nil: throw .badRequest("\(path).\(name) is missing")
+        default: throw .badRequest("\(path).\(name) must be a timestamp")
         }
     }
 }
 
-/// A request the appSync server refuses, or an answer a client cannot use.
-public struct AppSyncError: Error, Sendable, Hashable, CustomStringConvertible {
-    /// The HTTP status that goes with it.
-    public var status: Int
-    /// What is wrong.
-    public var message: String
+extension SyncClientError {
+    /// The stack name appSync's refusals carry (``SyncCore/SyncClientError/stack``).
+    static let appSyncStack = "appsync"
 
-    /// Makes an error.
-    public init(status: Int, message: String) {
-        self.status = status
-        self.message = message
+    /// A call the appSync client refuses by the protocol's rules, before anything is sent:
+    /// ``SyncCore/SyncClientError/Code/refused``, stack `"appsync"`, with the status the protocol
+    /// gives it (409 for a primary key another object holds, 404 for no such object or type, 400 for
+    /// a protocol field) and `reason` as the message.
+    static func appSync(status: Int, _ reason: String) -> SyncClientError {
+        .refusal(stack: appSyncStack, status: status, reason: reason)
     }
-
-    /// Invalid input: 400.
-    public static func invalid(_ message: String) -> AppSyncError { AppSyncError(status: 400, message: message) }
-
-    /// The status and message.
-    public var description: String { "\(status): \(message)" }
 }

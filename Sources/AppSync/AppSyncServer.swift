@@ -86,14 +86,14 @@ public struct AppSyncServer: SyncService {
     }
 
     /// Applies `object` as a change made on the server itself (an edit in a back office, say).
-    /// - Throws: ``AppSyncError``: 409 when another live object holds its
-    ///   primary key, 422 when the ``validation`` refuses it.
+    /// - Throws: ``SyncCore/SyncServiceError``: 404 for a type the server does not know, 409 when
+    ///   another live object holds its primary key, 422 when the ``validation`` refuses it.
     public func save(_ object: AppSyncObject, type name: String, account: AccountID) async throws {
-        guard let type = types[name] else { throw AppSyncError(status: 404, message: "unknown object type '\(name)'") }
+        guard let type = types[name] else { throw SyncServiceError.notFound("unknown object type '\(name)'") }
         let rejected = try await store.transaction(for: account) { tx in
             try await apply([object], type: type, in: tx).rejected
         }
-        if let rejection = rejected.first { throw AppSyncError(status: rejection.status, message: rejection.reason) }
+        if let rejection = rejected.first { throw SyncServiceError(status: rejection.status, message: rejection.reason) }
     }
 
     /// Records received and sent, conflicts and sync durations, with `stack="appsync"`.
@@ -132,15 +132,12 @@ public struct AppSyncServer: SyncService {
         }
         var objects: [AppSyncObject] = []
         for (index, item) in items.enumerated() {
-            do {
-                let object = try AppSyncObject(item, at: "objects[\(index)]")
-                if let reserved = object.fields.keys.first(where: { AppSyncObject.protocolFields.contains($0) }) {
-                    throw AppSyncError.invalid("objects[\(index)].\(reserved) is a protocol field")
-                }
-                objects.append(object)
-            } catch let error as AppSyncError {
-                throw SyncServiceError.badRequest(error.message)
+            // An object that does not read, or uses a protocol field, is answered 400.
+            let object = try AppSyncObject(item, at: "objects[\(index)]")
+            if let reserved = object.fields.keys.first(where: { AppSyncObject.protocolFields.contains($0) }) {
+                throw SyncServiceError.badRequest("objects[\(index)].\(reserved) is a protocol field")
             }
+            objects.append(object)
         }
         let valid = objects
         let (outcome, committed) = try await store.transactionWithPositions(for: account) { tx in

@@ -76,18 +76,12 @@ public actor AquasyncClient {
     /// var configuration = AquasyncClient.Configuration(conflictPolicy: .serverWins)
     /// configuration.retry = .none
     /// ```
+    @dynamicMemberLookup
     public struct Configuration: Sendable {
-        /// Where the server is mounted (`/deltas` by default).
-        public var basePath: String
-        /// How requests that failed for a reason that may pass are retried.
-        public var retry: RetryPolicy
-        /// The wall clock that stamps `localTimestamp` of local changes.
-        public var clock: any WallClock
-        /// The clock the waits between retries are slept on: a test passes a `TestClock`.
-        public var sleeper: any Clock<Duration>
-        /// Decides a pulled version of a record with a local edit not yet
-        /// pushed; the seed's rule, ``AquasyncNewestWins``, by default.
-        public var conflictPolicy: any ConflictPolicy
+        /// The settings every client shares: base path (`/deltas` by default), retries, clocks (the wall
+        /// clock stamps `localTimestamp` of local changes) and the conflict policy (``AquasyncNewestWins``,
+        /// the seed's rule, by default). They read and write by name: `configuration.retry = .none`.
+        public var client: SyncClientConfiguration
         /// The most deltas one pushed pack carries (500 by default; at least 1).
         public var packSize: Int
 
@@ -104,12 +98,15 @@ public actor AquasyncClient {
             sleeper: any Clock<Duration> = ContinuousClock(), conflictPolicy: any ConflictPolicy = AquasyncNewestWins(),
             packSize: Int = 500
         ) {
-            self.basePath = basePath
-            self.retry = retry
-            self.clock = clock
-            self.sleeper = sleeper
-            self.conflictPolicy = conflictPolicy
+            self.client = SyncClientConfiguration(
+                basePath: basePath, retry: retry, clock: clock, sleeper: sleeper, conflictPolicy: conflictPolicy)
             self.packSize = packSize
+        }
+
+        /// A shared setting, by name (``SyncCore/SyncClientConfiguration``).
+        public subscript<Value>(dynamicMember setting: WritableKeyPath<SyncClientConfiguration, Value>) -> Value {
+            get { client[keyPath: setting] }
+            set { client[keyPath: setting] = newValue }
         }
     }
 
@@ -147,8 +144,7 @@ public actor AquasyncClient {
         var configuration = configuration
         configuration.packSize = max(1, configuration.packSize)
         self.configuration = configuration
-        self.endpoint = SyncEndpoint(
-            transport: transport, codecs: CodecSet([codec]), retry: configuration.retry, clock: configuration.sleeper)
+        self.endpoint = SyncEndpoint(transport: transport, codec: codec, configuration: configuration.client)
     }
 
     // MARK: Local records
@@ -285,9 +281,8 @@ public actor AquasyncClient {
         let stamp = try await stamp()
         return try await store.carryOutAnswers(for: account) { entry in
             entry.remote != nil && StoredDelta.model(of: entry.key.collection) != nil
-        } with: { entry, answer, tx in
-            guard let remote = entry.remote, let model = StoredDelta.model(of: entry.key.collection) else { return false }
-            return try await Self.carryOut(answer, of: entry, remote: remote, model: model, stamp: stamp, in: tx)
+        } writer: { tx in
+            AquasyncConflictWriter(stamp: stamp, pulled: nil)
         }
     }
 
@@ -344,74 +339,13 @@ public actor AquasyncClient {
         _ version: PulledPage.Version, policy: any ConflictPolicy, stamp: Stamp, in tx: any StoreTransaction
     ) async throws -> Bool {
         let (key, model) = (version.encoded.key, version.model)
-        guard let entry = try await tx.journal.entry(for: key), let stored = try await tx.record(key) else {
+        guard let entry = try await tx.journal.entry(for: key), try await tx.record(key) != nil else {
             try await tx.put(version.encoded)
             return true
         }
-        let delta = try version.delta()
-        let incoming = StoredDelta.serverVersion(delta, model: model)
-        let relation = entry.classify(incoming)
-        if relation == .sameAsLocal {
-            try await tx.journal.remove(key)
-            try await tx.put(version.encoded)
-            return true
-        }
-        if relation == .unchanged && entry.remote == nil { return false }
-        // A conflict, or a newer server version of one already open: the open conflict shows the latest.
-        try await tx.journal.openConflict(key, remote: incoming)
-        guard entry.remote == nil else { return false }
-        let local = try StoredDelta.delta(stored)
-        let conflict = Conflict(
-            local: StoredDelta.record(local, model: model), remote: StoredDelta.record(delta, model: model),
-            base: entry.archCopy?.record, resolvingSide: .client)
-        guard let answer = ConflictAnswer(await policy.resolve(conflict), localIsDeleted: local.isDeleted) else {
-            return false
-        }
-        var opened = entry
-        opened.remote = incoming
-        return try await carryOut(answer, of: opened, remote: incoming, model: model, stamp: stamp, in: tx)
-    }
-
-    /// Carries out `answer` to the open conflict of `entry` with the server's
-    /// version `remote`; `true` when the server's version was written locally.
-    private static func carryOut(
-        _ answer: ConflictAnswer, of entry: JournalEntry, remote: ServerVersion, model: String, stamp: Stamp,
-        in tx: any StoreTransaction
-    ) async throws -> Bool {
-        let theirs = StoredDelta.delta(remote)
-        let mine = try await tx.record(entry.key).map(StoredDelta.delta) ?? StoredDelta.delta(ServerVersion(record: entry.local))
-        /// Stores `version` as a local change based on the server's version.
-        func writeAsLocalChange(_ version: Delta, _ action: JournalAction) async throws {
-            try await tx.journal.rebase(entry.key)
-            try await tx.put(StoredDelta.record(version, model: model))
-            try await tx.journal.recordLocalChange(
-                action, local: StoredDelta.neutral(version, model: model), at: stamp.date, basedOn: nil)
-        }
-        switch answer {
-        case .keepMine:
-            var version = mine
-            if !AquasyncNewestWins.isNewer(mine, than: theirs) { version.localTimestamp = Delta.timestamp(after: theirs.localTimestamp) }
-            try await writeAsLocalChange(version, entry.action)
-            return false
-        case .merged(let fields):
-            let merged = SyncRecord(collection: entry.key.collection, id: entry.key.id, fields: fields, version: entry.local.version)
-            let version = Delta(merged: merged, gid: mine.gid, deviceToken: stamp.deviceToken, after: mine, theirs)
-            try await writeAsLocalChange(version, .modify)
-        case .takeTheirs:
-            try await tx.journal.remove(entry.key)
-            try await tx.put(StoredDelta.record(theirs, model: model))
-        case .keepBoth:
-            try await tx.journal.remove(entry.key)
-            try await tx.put(StoredDelta.record(theirs, model: model))
-            if !mine.isDeleted {
-                var copy = mine.copied(as: TimeOrderedUUID.make().uuidString.lowercased(), deviceToken: stamp.deviceToken)
-                copy.localTimestamp = max(stamp.now, mine.localTimestamp)
-                try await tx.put(StoredDelta.record(copy, model: model))
-                try await tx.journal.recordLocalChange(
-                    .add, local: StoredDelta.neutral(copy, model: model), at: stamp.date, basedOn: nil)
-            }
-        }
-        return true
+        let incoming = StoredDelta.serverVersion(try version.delta(), model: model)
+        let writer = AquasyncConflictWriter(stamp: stamp, pulled: version.encoded)
+        return try await tx.journal.take(incoming, pending: entry, policy: policy, writer: writer).wroteServerVersion
     }
 
     /// A change read from the journal to be pushed, with its record as the store keeps it: a pack is
@@ -569,7 +503,7 @@ public actor AquasyncClient {
 }
 
 /// The device's token and the time, for the versions a sync writes itself.
-private struct Stamp: Sendable {
+struct Stamp: Sendable {
     var deviceToken: String
     /// Milliseconds since 1970.
     var now: Int64

@@ -31,9 +31,12 @@ public import SyncCore
 /// ``Configuration/retry`` says, waiting on the ``Configuration/sleeper``
 /// clock (a `Retry-After` sets the wait). A message is idempotent — the
 /// server recognises a repeat and answers it from its reply cache — so any
-/// 5xx is retried. What is left is thrown as a ``SyncCore/SyncClientError``;
-/// ``OTAClientError`` is for the protocol's own refusals, an OTA status from
-/// the server.
+/// 5xx is retried. What is left is thrown as a ``SyncCore/SyncClientError``,
+/// and so is the protocol's own refusal, an OTA status from the server:
+/// code ``SyncCore/SyncClientError/Code/refused``, ``SyncCore/SyncClientError/stack``
+/// `"ota"`, the status's code as ``SyncCore/SyncClientError/status`` (611 for
+/// `E_LimitExceeded`) and the server's description as
+/// ``SyncCore/SyncClientError/reason``.
 ///
 /// Sessions run one at a time: ``sync()``, ``setFilter(_:for:)`` and
 /// ``sendDeviceInfo()`` called together on the same client (or copies of it)
@@ -156,8 +159,9 @@ public struct OTAClient: Sendable {
 
     /// Runs one session.
     /// - Returns: what travelled and how.
-    /// - Throws: ``OTAClientError`` when the server refuses a message or a dataclass,
-    ///   ``SyncCore/SyncClientError`` when a message cannot be delivered or its answer read.
+    /// - Throws: ``SyncCore/SyncClientError``: ``SyncCore/SyncClientError/Code/refused`` (stack `"ota"`,
+    ///   the OTA status) when the server refuses a message or a dataclass; another code when a message
+    ///   cannot be delivered or its answer read.
     @discardableResult
     public func sync() async throws -> OTASyncReport {
         try await syncGate.run {
@@ -171,8 +175,8 @@ extension OTAClient {
     /// Tells the server what the device wants of a dataclass (`put dataclass/<name>/filter`), or
     /// removes the filter (`delete`) when `filter` is nil. The next sync of the dataclass is slow,
     /// so the device receives what the filter now admits and drops what it no longer does.
-    /// - Throws: ``OTAClientError`` with the server's status when it refuses,
-    ///   ``SyncCore/SyncClientError`` when the message cannot be delivered or its answer read.
+    /// - Throws: ``SyncCore/SyncClientError``: ``SyncCore/SyncClientError/Code/refused`` with the server's
+    ///   OTA status when it refuses; another code when the message cannot be delivered or its answer read.
     public func setFilter(_ filter: OTADataclassFilter?, for dataclass: String) async throws {
         var params: [String: SyncValue] = ["uri": .string(OTAResource.filter(dataclass: dataclass).uri)]
         if let filter { params["value"] = .dictionary(filter.value) }
@@ -185,8 +189,8 @@ extension OTAClient {
 
 extension OTAClient {
     /// Tells the server the device's info changed (`put deviceinfo` with ``Configuration/deviceInfo``).
-    /// - Throws: ``OTAClientError`` with the server's status when it refuses,
-    ///   ``SyncCore/SyncClientError`` when the message cannot be delivered or its answer read.
+    /// - Throws: ``SyncCore/SyncClientError``: ``SyncCore/SyncClientError/Code/refused`` with the server's
+    ///   OTA status when it refuses; another code when the message cannot be delivered or its answer read.
     public func sendDeviceInfo() async throws {
         try await syncGate.run {
             var session = OTAClientSession(client: self)
@@ -217,18 +221,26 @@ public struct OTASyncReport: Sendable, Hashable {
     public var refused: [RecordKey: String] = [:]
 }
 
-/// The server refused a message or a dataclass with an OTA status (failures
-/// to deliver a message are ``SyncCore/SyncClientError``s).
-public struct OTAClientError: Error, Sendable, Hashable, CustomStringConvertible {
-    /// The status the server gave.
-    public var result: OTAResult
-    /// The dataclass it concerns, if one.
-    public var dataclass: String?
-    /// Makes an error.
-    public init(_ result: OTAResult, dataclass: String? = nil) {
-        self.result = result
-        self.dataclass = dataclass
+extension SyncClientError {
+    /// The stack name OTA's errors carry (``SyncCore/SyncClientError/stack``).
+    static let otaStack = "ota"
+
+    /// The server's OTA status refusing a message (in its header) or a dataclass's command, as the
+    /// one client error: ``SyncCore/SyncClientError/Code/refused`` with the OTA status's code as
+    /// ``SyncCore/SyncClientError/status`` and its description (or name) as ``SyncCore/SyncClientError/reason``;
+    /// ``SyncCore/SyncClientError/Code/serverFailed`` for the 7xx statuses that say the server cannot
+    /// serve now (`E_ServiceBusy`, `E_ServiceUnavailable`, `E_ServiceError`, `E_RetryLater`), which may pass.
+    /// The message is `dataclass: E_Name (code) [param]: description`.
+    static func ota(_ result: OTAResult, dataclass: String? = nil) -> SyncClientError {
+        let mayPass: Set<OTAStatus> = [.serviceBusy, .serviceUnavailable, .serviceError, .retryLater]
+        return SyncClientError(
+            mayPass.contains(result.status) ? .serverFailed : .refused, status: result.status.code,
+            "\(dataclass.map { "\($0): " } ?? "")\(result)", stack: otaStack, reason: result.detail ?? result.status.name)
     }
-    /// What went wrong.
-    public var description: String { "\(dataclass.map { "\($0): " } ?? "")\(result)" }
+
+    /// A session the server's answers do not carry on (no answer to a command, a session that does
+    /// not end): ``SyncCore/SyncClientError/Code/invalidResponse`` from OTA, without a status.
+    static func ota(invalid reason: String) -> SyncClientError {
+        SyncClientError(.invalidResponse, reason, stack: otaStack, reason: reason)
+    }
 }

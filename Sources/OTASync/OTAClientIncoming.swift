@@ -46,7 +46,7 @@ struct OTAClientIncoming {
         case (.syncStart?, .negotiationFailed):
             let proposed = try response.params["anchors"].map { value throws(OTAMessageError) in try OTAAnchors(value) }?.mode ?? .slow
             guard sync.renegotiations < 2 else {
-                sync.failure = OTAClientError(result, dataclass: uri)
+                sync.failure = .ota(result, dataclass: uri)
                 sync.phase = .failed
                 break
             }
@@ -67,7 +67,7 @@ struct OTAClientIncoming {
             if !sync.mingled { try await markMingled(&sync, serverAnchor: anchor) }
         default:
             if !result.status.isSuccess {
-                sync.failure = sync.failure ?? OTAClientError(result, dataclass: uri)
+                sync.failure = sync.failure ?? .ota(result, dataclass: uri)
                 sync.phase = .failed
             }
         }

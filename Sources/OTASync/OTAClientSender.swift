@@ -27,8 +27,8 @@ struct OTAClientSender {
 
     /// Sends a message and reads the answer.
     /// - Throws: ``SyncCore/SyncClientError`` when the message cannot be delivered (after the
-    ///   retries) or the answer cannot be read, ``OTAClientError`` for an answer whose header
-    ///   refuses the message.
+    ///   retries) or the answer cannot be read, and (``SyncCore/SyncClientError/Code/refused``, stack
+    ///   `"ota"`) for an answer whose header refuses the message.
     mutating func send(_ message: OTAMessage) async throws -> OTAMessage {
         let body = try client.codec.encode(message.value)
         let mediaType = OTAMediaType.answer(for: client.codec)
@@ -47,7 +47,7 @@ struct OTAClientSender {
                 "\(request.method) \(request.pathWithoutQuery): the answer is not an OTA message in \(client.codec.id): \(error)",
                 underlying: error)
         }
-        if let result = reply.header.result?.first { throw OTAClientError(result) }
+        if let result = reply.header.result?.first { throw SyncClientError.ota(result) }
         return reply
     }
 }

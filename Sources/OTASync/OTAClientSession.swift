@@ -40,7 +40,7 @@ struct OTAClientSession {
                 }
                 break
             }
-            guard sender.roundTrips < 100_000 else { throw OTAClientError(OTAResult(.failed, "the session does not end")) }
+            guard sender.roundTrips < 100_000 else { throw SyncClientError.ota(invalid: "the session does not end") }
             message = try await outgoing.nextMessage(&syncs)
         }
         if let failure = syncs.values.compactMap(\.failure).first { throw failure }
@@ -57,13 +57,13 @@ struct OTAClientSession {
     }
 
     /// Sends one stateless command in a session of its own and checks its answer.
-    /// - Throws: ``OTAClientError`` with the server's status when it refuses.
+    /// - Throws: ``SyncCore/SyncClientError`` (``SyncCore/SyncClientError/Code/refused``) with the server's status when it refuses.
     mutating func runAlone(_ command: OTACommand) async throws {
         let reply = try await sender.send(outgoing.message(alone: command))
         guard let result = reply.responses.first(where: { $0.sequence == command.sequence })?.results.first else {
-            throw OTAClientError(OTAResult(.failed, "the server did not answer \(command.name)"))
+            throw SyncClientError.ota(invalid: "the server did not answer \(command.name)")
         }
-        guard result.status.isSuccess else { throw OTAClientError(result) }
+        guard result.status.isSuccess else { throw SyncClientError.ota(result) }
     }
 
     /// Sends a message and takes the server's answer: its responses and its commands, in order.
@@ -114,5 +114,5 @@ struct ClientDataclass {
     var renegotiations = 0
     var mingled = false
     var droppedForReset = false
-    var failure: OTAClientError?
+    var failure: SyncClientError?
 }

@@ -8,7 +8,7 @@ import SyncCore
 ///
 /// The device's writes go through here: the application's (``recordLocalChange(_:_:luid:entity:fields:in:)``),
 /// the server's versions that meet a pending entry (``judge(_:remote:entity:policy:in:)``),
-/// and the answers to conflicts (``carryOut(_:_:entity:in:)``).
+/// and the answers to conflicts (``carryOutAnswers(in:)``).
 struct OTADeviceJournal {
     let dataclass: String
     /// Stamps the device's local writes.
@@ -72,69 +72,57 @@ struct OTADeviceJournal {
         case conflict(answer: ConflictAnswer?)
     }
 
-    /// Judges `remote`, the server's version of an item with the pending `entry`: the local data
-    /// stays unless the policy's answer (or, for a `conflict` item, the application's) says otherwise.
+    /// Judges `remote`, the server's version of an item with the pending `entry`, by the journal's rules
+    /// (``SyncCore/SyncJournal/take(_:pending:policy:writer:)``): the local data stays unless the policy's
+    /// answer (or, for a `conflict` item, the application's) says otherwise.
     /// - Parameters:
     ///   - askUser: the server sent the item as a conflict for the user (its policy deferred).
     func judge(
         _ entry: JournalEntry, remote: ServerVersion, entity: String, policy: any ConflictPolicy, askUser: Bool,
         in tx: any StoreTransaction
     ) async throws -> Judgement {
-        var answer: ConflictAnswer?
-        if askUser {
-            answer = nil
-        } else {
-            switch entry.classify(remote) {
-            case .unchanged:
-                return .agreed
-            case .sameAsLocal:
-                try await tx.journal.remove(entry.key)
-                if keepsSynced { try await setSynced(remote.record, entity: entity, entry.key, in: tx) }
-                return .agreed
-            case .conflict:
-                let resolution = await policy.resolve(
-                    Conflict(local: entry.local, remote: remote.record, base: entry.archCopy?.record, resolvingSide: .client))
-                answer = ConflictAnswer(resolution, localIsDeleted: entry.local.isDeleted)
-            }
+        let writer = ConflictWriting(journal: self, entity: entity)
+        switch try await tx.journal.take(remote, pending: entry, policy: askUser ? AskUserPolicy() : policy, writer: writer) {
+        case .unchanged, .agreed: return .agreed
+        case .decided(let answer, _): return .conflict(answer: answer)
+        case .opened, .stillOpen: return .conflict(answer: nil)
         }
-        try await tx.journal.openConflict(entry.key, remote: remote)
-        if let answer {
-            var open = entry
-            open.remote = remote
-            try await carryOut(open, answer, entity: entity, in: tx)
-        }
-        return .conflict(answer: answer)
     }
 
     // MARK: Answers
 
-    /// Carries out `answer` to the open conflict of `entry` (whose ``SyncCore/JournalEntry/remote`` is set).
-    func carryOut(_ entry: JournalEntry, _ answer: ConflictAnswer, entity: String, in tx: any StoreTransaction) async throws {
-        guard let remote = entry.remote else { return }
-        let luid = entry.key.id.rawValue
-        switch answer {
-        case .keepMine:
-            try await tx.journal.rebase(entry.key)
-            if keepsSynced { try await setSynced(remote.record, entity: entity, entry.key, in: tx) }
-        case .takeTheirs:
-            try await takeTheirs(remote, luid: luid, entity: entity, in: tx)
-            try await tx.journal.remove(entry.key)
-        case .keepBoth:
-            try await takeTheirs(remote, luid: luid, entity: entity, in: tx)
-            try await tx.journal.remove(entry.key)
-            if !entry.local.isDeleted {
-                try await recordLocalChange(
-                    .add, nil, luid: OTADeviceRecords.newLUID(), entity: entity, fields: entry.local.fields, in: tx)
+    /// How the device writes a conflict's decision: the server's version as the sync's own write, and
+    /// — under FLD — the copy of what the server holds.
+    struct ConflictWriting: ConflictWriter {
+        let journal: OTADeviceJournal
+        let entity: String
+
+        func writeServerVersion(_ remote: ServerVersion, over entry: JournalEntry, in tx: any StoreTransaction) async throws {
+            try await journal.takeTheirs(remote, luid: entry.key.id.rawValue, entity: entity, in: tx)
+        }
+
+        func writeAgreement(_ remote: ServerVersion, over entry: JournalEntry, in tx: any StoreTransaction) async throws {
+            if journal.keepsSynced { try await journal.setSynced(remote.record, entity: entity, entry.key, in: tx) }
+        }
+
+        /// The local record stays as it is (*mine*) or takes the merged fields (*merged*).
+        func writeLocalVersion(
+            _ version: SyncRecord, merged: Bool, over remote: ServerVersion, in tx: any StoreTransaction
+        ) async throws {
+            if journal.keepsSynced { try await journal.setSynced(remote.record, entity: entity, version.key, in: tx) }
+            if merged {
+                try await journal.recordLocalChange(
+                    .modify, nil, luid: version.id.rawValue, entity: entity, fields: version.fields, in: tx)
             }
-        case .merged(let fields):
-            try await tx.journal.rebase(entry.key)
-            if keepsSynced { try await setSynced(remote.record, entity: entity, entry.key, in: tx) }
-            try await recordLocalChange(.modify, nil, luid: luid, entity: entity, fields: fields, in: tx)
+        }
+
+        func writeCopy(of local: SyncRecord, in tx: any StoreTransaction) async throws {
+            try await journal.recordLocalChange(.add, nil, luid: OTADeviceRecords.newLUID(), entity: entity, fields: local.fields, in: tx)
         }
     }
 
     /// Writes the server's version as the sync's own write (not a local change).
-    private func takeTheirs(_ remote: ServerVersion, luid: String, entity: String, in tx: any StoreTransaction) async throws {
+    func takeTheirs(_ remote: ServerVersion, luid: String, entity: String, in tx: any StoreTransaction) async throws {
         let version = RecordVersion(modifiedAt: now, node: OTADeviceRecords.syncNode)
         if remote.record.isDeleted {
             var ids = OTAIDMap.device(dataclass: dataclass)
@@ -151,7 +139,7 @@ struct OTADeviceJournal {
         if keepsSynced { try await setSynced(remote.record, entity: entity, key(luid), in: tx) }
     }
 
-    private func setSynced(_ record: SyncRecord, entity: String, _ key: RecordKey, in tx: any StoreTransaction) async throws {
+    func setSynced(_ record: SyncRecord, entity: String, _ key: RecordKey, in tx: any StoreTransaction) async throws {
         try await OTAClientState.setSynced(
             record.isDeleted ? nil : OTARecord(entity: entity, fields: record.fields), key.id.rawValue, dataclass, in: tx)
     }
@@ -161,8 +149,7 @@ struct OTADeviceJournal {
         let collection = collection
         _ = try await store.store.carryOutAnswers(for: store.account) { $0.key.collection == collection } with: { entry, answer, tx in
             let entity = Self.entity(of: try await tx.record(entry.key)?.record)
-            try await carryOut(entry, answer, entity: entity, in: tx)
-            return true
+            return try await tx.journal.carryOut(answer, of: entry, writer: ConflictWriting(journal: self, entity: entity))
         }
     }
 }

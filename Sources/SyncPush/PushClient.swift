@@ -33,8 +33,14 @@ import Synchronization
 /// a sync are gathered, so a collection is synced once more, not once per
 /// notification.
 ///
-/// Lost connections are retried with exponential backoff on
-/// ``Configuration/clock`` (a `TestClock` in tests). Give the stacks' transports
+/// A lost stream, or a connection that fails, is tried again as
+/// ``Configuration/reconnect`` (a ``SyncCore/RetryPolicy``) says, waiting on
+/// ``Configuration/clock`` (a `TestClock` in tests), as long as the failure
+/// may pass: whether to reconnect is decided by its class
+/// (``SyncCore/SyncFailureClass``, ``PushError/failureClass``), never by its
+/// text. A failure that will not pass — the server refuses the registration
+/// (400, 404, 413: ``SyncCore/SyncClientError/Code/rejected``), the address
+/// makes no stream address — ends ``run()`` with that error. Give the stacks' transports
 /// a ``PushDeviceMiddleware`` with the same device token, so the server does
 /// not notify this device of its own writes.
 public final class PushClient: Sendable {
@@ -42,29 +48,39 @@ public final class PushClient: Sendable {
     public struct Configuration: Sendable {
         /// Where the push server is mounted (`/push` by default).
         public var basePath: String
-        /// The first wait before reconnecting.
-        public var initialBackoff: Duration
-        /// The longest wait before reconnecting.
-        public var maxBackoff: Duration
-        /// Up to this fraction of each wait is added at random, so devices do not reconnect all at once.
-        public var jitter: Double
-        /// The clock backoff and polling wait on.
+        /// How the client reconnects after a lost stream or a failed connection whose failure may
+        /// pass (``SyncCore/SyncFailureClass/retryLater``): the wait before reconnection number *n*
+        /// in a row is ``SyncCore/RetryPolicy/jitteredDelay(beforeRetry:using:)`` of *n* (the count
+        /// starts again once a stream opened); after ``SyncCore/RetryPolicy/maxAttempts`` failed
+        /// connections in a row, or once ``SyncCore/RetryPolicy/maxElapsed`` would pass since the first
+        /// of them, ``run()`` throws the last failure. ``defaultReconnect`` by default: never gives up.
+        public var reconnect: RetryPolicy
+        /// The clock reconnection waits and polling wait on.
         public var clock: any Clock<Duration>
         /// The TLS settings for a `https://` server (the system's trust roots by default).
         public var tls: TLSConfiguration?
 
         /// Makes a configuration.
+        /// - Parameters:
+        ///   - basePath: Where the push server is mounted.
+        ///   - reconnect: How the client reconnects after a failure that may pass.
+        ///   - clock: The clock reconnection waits and polling wait on.
+        ///   - tls: The TLS settings for a `https://` server.
         public init(
-            basePath: String = "/push", initialBackoff: Duration = .milliseconds(250), maxBackoff: Duration = .seconds(30),
-            jitter: Double = 0.2, clock: any Clock<Duration> = ContinuousClock(), tls: TLSConfiguration? = nil
+            basePath: String = "/push", reconnect: RetryPolicy = defaultReconnect, clock: any Clock<Duration> = ContinuousClock(),
+            tls: TLSConfiguration? = nil
         ) {
             self.basePath = basePath
-            self.initialBackoff = initialBackoff
-            self.maxBackoff = max(initialBackoff, maxBackoff)
-            self.jitter = min(1, max(0, jitter))
+            self.reconnect = reconnect
             self.clock = clock
             self.tls = tls
         }
+
+        /// Reconnect for ever, after 250 ms doubling up to 30 s, each wait shortened by up to 20 %
+        /// at random so that devices cut by the same outage do not all come back at once.
+        public static let defaultReconnect = RetryPolicy(
+            maxAttempts: .max, initialDelay: .milliseconds(250), multiplier: 2, maxDelay: .seconds(30), jitter: 0.2,
+            maxElapsed: nil)
     }
 
     /// TLS settings that trust the certificate authorities in a PEM file instead of the system's.
@@ -108,7 +124,7 @@ public final class PushClient: Sendable {
     public let deviceToken: String
     /// The collections the device monitors.
     public let collections: [CollectionID]
-    /// Where the server is mounted, backoff and the clock.
+    /// Where the server is mounted, reconnecting and the clock.
     public let configuration: Configuration
     private let endpoint: SyncEndpoint
     private let syncCollection: @Sendable (CollectionID) async throws -> Void
@@ -138,7 +154,7 @@ public final class PushClient: Sendable {
     ///   - collections: The collections the device monitors.
     ///   - transport: Carries the registration (with credentials).
     ///   - codec: The codec the registration travels in.
-    ///   - configuration: Where the server is mounted, backoff and the clock.
+    ///   - configuration: Where the server is mounted, reconnecting and the clock.
     ///   - sync: Syncs one collection through whichever stack owns it.
     public init(
         server: URL, credentials: Credentials?, deviceToken: String, collections: [CollectionID],
@@ -168,14 +184,18 @@ public final class PushClient: Sendable {
     /// The collections polled now.
     public var polled: Set<CollectionID> { state.withLock { $0.poll } }
 
-    /// Keeps the stream open, syncs what notifications name, and polls, until cancelled.
-    /// - Throws: ``PushError`` when the client already runs; `CancellationError` when cancelled.
+    /// Keeps the stream open, syncs what notifications name, and polls, until cancelled or until a
+    /// connection fails for a reason that will not pass.
+    /// - Throws: ``PushError`` (``PushError/Code/alreadyRunning``) when the client already runs;
+    ///   `CancellationError` when cancelled; the failure that ended the connecting: one that will not
+    ///   pass (a ``SyncCore/SyncClientError`` for a refused registration, a ``PushError``), or the last
+    ///   of the failed connections ``Configuration/reconnect`` allows in a row.
     public func run() async throws {
         let started = state.withLock { state in
             defer { state.isRunning = true }
             return !state.isRunning
         }
-        guard started else { throw PushError("this push client already runs") }
+        guard started else { throw PushError(.alreadyRunning, "this push client already runs") }
         let (wake, wakeContinuation) = AsyncStream<Void>.makeStream(bufferingPolicy: .bufferingNewest(1))
         let (registered, registeredContinuation) = AsyncStream<Void>.makeStream(bufferingPolicy: .bufferingNewest(1))
         state.withLock { state in
@@ -189,11 +209,11 @@ public final class PushClient: Sendable {
                 state.registered = nil
             }
         }
-        await withTaskGroup(of: Void.self) { group in
+        try await withThrowingTaskGroup(of: Void.self) { group in
             group.addTask { await self.syncLoop(wake) }
             group.addTask { await self.pollLoop(registered) }
-            group.addTask { await self.connectionLoop() }
-            await group.next()
+            group.addTask { try await self.connectionLoop() }
+            try await group.next()
             group.cancelAll()
         }
         try Task.checkCancellation()
@@ -201,24 +221,40 @@ public final class PushClient: Sendable {
 
     // MARK: Connection
 
-    private func connectionLoop() async {
+    /// Registers and opens the stream, again and again, as ``Configuration/reconnect`` says, until
+    /// cancelled.
+    /// - Throws: a failure that will not pass, or the last failure ``Configuration/reconnect`` allows.
+    private func connectionLoop() async throws {
+        let policy = configuration.reconnect
+        var random = SystemRandomNumberGenerator()
+        // Connections in a row that did not open a stream, and the time since the first of them ended.
         var failures = 0
+        var since: (() -> Duration)?
         while !Task.isCancelled {
-            var message: String
+            let failure: (any Error)?
             do {
                 try await register()
-                let opened = try await openStream()
-                message = "the server closed the stream"
-                if opened { failures = 0 }
+                if try await openStream() {
+                    failures = 0
+                    since = nil
+                }
+                failure = nil
             } catch is CancellationError {
                 return
             } catch {
-                message = "\(error)"
+                failure = error
             }
             if Task.isCancelled { return }
-            let wait = backoff(after: failures)
+            if since == nil { since = Self.stopwatch(configuration.clock) }
             failures += 1
-            eventContinuation.yield(.disconnected(message: message, retryIn: wait))
+            let wait = policy.jitteredDelay(beforeRetry: failures, using: &random)
+            if let failure {
+                // Whether to connect again is the failure's class, never its text.
+                guard Self.failureClass(of: failure) == .retryLater else { throw failure }
+                guard failures < policy.maxAttempts else { throw failure }
+                if let budget = policy.maxElapsed, let since, since() + wait > budget { throw failure }
+            }
+            eventContinuation.yield(.disconnected(message: failure.map { "\($0)" } ?? "the server closed the stream", retryIn: wait))
             do {
                 try await configuration.clock.sleep(for: wait)
             } catch {
@@ -227,13 +263,20 @@ public final class PushClient: Sendable {
         }
     }
 
-    /// The wait before reconnecting after `failures` failures in a row.
-    private func backoff(after failures: Int) -> Duration {
-        var wait = configuration.initialBackoff
-        for _ in 0..<min(failures, 30) where wait < configuration.maxBackoff { wait *= 2 }
-        wait = min(wait, configuration.maxBackoff)
-        guard configuration.jitter > 0 else { return wait }
-        return wait + wait * Double.random(in: 0...configuration.jitter)
+    /// The journal's class of a failure to connect: a ``PushError``'s own, or what
+    /// ``SyncCore/SyncFailureClass/init(of:)`` makes of a registration's ``SyncCore/SyncClientError``
+    /// (a WebSocket that fails or closes is retry later).
+    static func failureClass(of error: any Error) -> SyncFailureClass {
+        (error as? PushError)?.failureClass ?? SyncFailureClass(of: error)
+    }
+
+    /// The time since this call on `clock`.
+    private static func stopwatch(_ clock: any Clock<Duration>) -> () -> Duration {
+        func start<C: Clock<Duration>>(_ clock: C) -> () -> Duration {
+            let start = clock.now
+            return { start.duration(to: clock.now) }
+        }
+        return start(clock)
     }
 
     /// Registers the monitored collections and takes the answer's tokens and polled collections.
@@ -262,7 +305,7 @@ public final class PushClient: Sendable {
         while path.hasSuffix("/") { path.removeLast() }
         components?.path = path + configuration.basePath + "/stream"
         components?.percentEncodedQuery = "deviceToken=\(PercentEncoding.encode(deviceToken))&after=\(after)"
-        guard let url = components?.string else { throw PushError("\(server) does not make a push stream address") }
+        guard let url = components?.string else { throw PushError(.invalidServer, "\(server) does not make a push stream address") }
         var headers = HTTPFields()
         if let credentials { headers[.authorization] = AuthorizationHeader.value(for: credentials) }
         let opened = Atomic(false)

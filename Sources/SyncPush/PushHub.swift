@@ -238,7 +238,7 @@ package actor PushHub {
     /// A new device's numbers start at the time in milliseconds, above any an earlier server
     /// process gave it (so an old `after` is never mistaken for one this server can answer).
     private func newBase() -> UInt64 {
-        UInt64(max(0, Date().timeIntervalSince1970 * 1_000))
+        UInt64(max(0, configuration.clock.now().timeIntervalSince1970 * 1_000))
     }
 
     private static func fresh(at base: UInt64) -> Device {

@@ -62,12 +62,12 @@ public struct PushNotification: Codable, Sendable, Hashable {
     }
 
     /// Reads a message's JSON text.
-    /// - Throws: ``PushError`` when it is not a notification.
+    /// - Throws: ``PushError`` (``PushError/Code/invalidMessage``) when it is not a notification.
     public init(json: String) throws(PushError) {
         do {
             self = try JSONDecoder().decode(PushNotification.self, from: Data(json.utf8))
         } catch {
-            throw PushError("the push stream sent a message that is not {\"seq\",\"token\",\"retained\"}: \(json.prefix(200))")
+            throw PushError(.invalidMessage, "the push stream sent a message that is not {\"seq\",\"token\",\"retained\"}: \(json.prefix(200))")
         }
     }
 
@@ -82,12 +82,72 @@ public struct PushNotification: Codable, Sendable, Hashable {
     }
 }
 
-/// Why the push client or server could not go on: a message a person can act on.
+/// Why the push client could not go on: a ``code`` to branch on and a
+/// one-line message a person can act on.
+///
+/// Match a code in a `catch` (or a `switch` over an error) with the code
+/// alone, as every Anchorage error with codes allows:
+///
+/// ```swift
+/// do {
+///     try await push.run()
+/// } catch PushError.alreadyRunning {
+///     // another task runs this client
+/// } catch SyncClientError.refused, SyncClientError.rejected {
+///     // the server refused the registration: it will not pass by reconnecting
+/// }
+/// ```
+///
+/// ``failureClass`` sorts it into the journal's three classes; the
+/// ``PushClient`` reconnects after a failure that may pass and stops at one
+/// that will not.
 public struct PushError: Error, Sendable, Hashable, CustomStringConvertible {
-    /// What went wrong.
+    /// The kind of failure: compare with `==`, or match an error with ``~=(_:_:)``.
+    public struct Code: Hashable, Sendable, CustomStringConvertible {
+        private let name: String
+        private init(_ name: String) { self.name = name }
+        /// The push stream sent a message that is not a notification (`{"seq", "token", "retained"}`).
+        /// It may pass: the client reconnects, and the server replays what the device has not received.
+        public static let invalidMessage = Code("invalid message")
+        /// The server's address makes no WebSocket address for the push stream. It will not pass.
+        public static let invalidServer = Code("invalid server address")
+        /// ``PushClient/run()`` was called while the same client runs.
+        public static let alreadyRunning = Code("already running")
+        /// The code's name.
+        public var description: String { name }
+
+        /// Whether `error` is a ``PushError`` with code `code`: what makes `catch PushError.invalidMessage`
+        /// (or `catch PushError.Code.invalidMessage`) catch exactly those errors.
+        public static func ~= (code: Code, error: any Error) -> Bool {
+            (error as? PushError)?.code == code
+        }
+    }
+
+    /// The stream sent a message that is not a notification (``Code/invalidMessage``): `catch PushError.invalidMessage`.
+    public static let invalidMessage = Code.invalidMessage
+    /// The server's address makes no stream address (``Code/invalidServer``): `catch PushError.invalidServer`.
+    public static let invalidServer = Code.invalidServer
+    /// The client already runs (``Code/alreadyRunning``): `catch PushError.alreadyRunning`.
+    public static let alreadyRunning = Code.alreadyRunning
+
+    /// The kind of failure.
+    public var code: Code
+    /// What went wrong, one line.
     public var message: String
-    /// Makes an error.
-    public init(_ message: String) { self.message = message }
+
+    /// Makes an error of kind `code`.
+    public init(_ code: Code, _ message: String) {
+        self.code = code
+        self.message = message
+    }
+
+    /// The journal's class of the failure: retry later for a message that is not a notification,
+    /// which may pass; refused for an address that makes no stream address and a client that
+    /// already runs, which another attempt does not change.
+    public var failureClass: SyncFailureClass {
+        code == .invalidMessage ? .retryLater : .refused
+    }
+
     /// The message.
     public var description: String { message }
 }

@@ -54,6 +54,9 @@ public final class PushServer: SyncService, Service {
         /// How often a stream pings its device; a stream whose device has not answered a ping by the next
         /// one is closed (30 seconds by default).
         public var streamPingInterval: Duration = .seconds(30)
+        /// The wall clock a newly registered device's notification numbers start from (the time in
+        /// milliseconds, so that they stay above those an earlier server process gave it); the system's by default.
+        public var clock: any WallClock = SystemWallClock()
 
         /// Makes a configuration.
         public init(

@@ -152,7 +152,8 @@ struct Records: AsyncParsableCommand {
                     let (records, dataclass) = try await otaRecords(in: store)
                     _ = try await records.save(dataclass: dataclass, items)
                 }
-            } catch let error as AppSyncError {
+            } catch let error as SyncClientError where error.code == .refused {
+                // The appSync client refused an object by the protocol's rules (a primary key held, a protocol field).
                 throw failure("records \(firstNumber)–\(firstNumber + batch.count - 1): cannot save: \(error.message)", code: 65)
             }
         }
@@ -275,7 +276,7 @@ struct Records: AsyncParsableCommand {
                 }
             } catch let error as AquasyncValidationError {
                 throw failure("cannot save: \(error)", code: 65)
-            } catch let error as AppSyncError {
+            } catch let error as SyncClientError where error.code == .refused {
                 throw failure("cannot save: \(error.message)", code: 65)
             }
             print(saved)

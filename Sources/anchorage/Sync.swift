@@ -106,32 +106,25 @@ struct Sync: AsyncParsableCommand {
     var model: [String] = ["Contact"]
 
     func run() async throws {
-        do {
-            try await store.withStore { localStore in
-                // Everything the credentials need is settled before the first request.
-                let account = try await DeviceSettings.account(user, stack: stack.rawValue, in: localStore)
-                let credentials = try Self.credentials(
-                    for: account, stack: stack, environment: ProcessInfo.processInfo.environment)
-                do {
-                    try await connection.withTransport { transport in
-                        if watch {
-                            try await self.watch(localStore, as: account, credentials: credentials, over: transport)
-                        } else {
-                            try await sync(localStore, as: account, over: transport.with(CredentialsMiddleware(credentials)))
-                        }
+        try await store.withStore { localStore in
+            // Everything the credentials need is settled before the first request.
+            let account = try await DeviceSettings.account(user, stack: stack.rawValue, in: localStore)
+            let credentials = try Self.credentials(
+                for: account, stack: stack, environment: ProcessInfo.processInfo.environment)
+            do {
+                try await connection.withTransport { transport in
+                    if watch {
+                        try await self.watch(localStore, as: account, credentials: credentials, over: transport)
+                    } else {
+                        try await sync(localStore, as: account, over: transport.with(CredentialsMiddleware(credentials)))
                     }
-                } catch let error as SyncClientError {
-                    // Every stack's failure to reach the server or read its answer; an untrusted certificate says what
-                    // to pass. The changes waiting to go up stay in the store's journal for the next sync.
-                    throw failure(connection.describe(error, what: "sync", credentials: credentials), code: 69)
                 }
+            } catch let error as SyncClientError {
+                // Every stack's failure to reach the server or read its answer, and the protocol's own refusals
+                // (an OTA status: `sync failed: com.apple.contacts.Contact: E_NotAllowed (604): …`); an untrusted
+                // certificate says what to pass. The changes waiting to go up stay in the store's journal.
+                throw failure(connection.describe(error, what: "sync", credentials: credentials), code: 69)
             }
-        } catch let error as OTAClientError {
-            // The OTA server refused a message or a dataclass.
-            throw failure("sync failed: \(error)", code: 69)
-        } catch let error as AppSyncError {
-            // An appSync object that does not read back.
-            throw failure("sync failed: \(error)", code: 69)
         }
     }
 

@@ -243,9 +243,11 @@ struct OTAFilterTests {
             #expect(try await phone.contents().map { $0.fields["first name"] } == ["Alan"])
             #expect(try await harness.serverRecords(Dataclass.contacts).count == 4)
 
-            await #expect(throws: OTAClientError.self) {
+            let refusal = await #expect(throws: SyncClientError.self) {
                 try await phone.client.setFilter(OTADataclassFilter(constrainContainers: ["x"]), for: "com.apple.Notes")
             }
+            #expect(refusal?.code == .refused && refusal?.stack == "ota", "\(String(describing: refusal))")
+            #expect(refusal?.status == OTAStatus.notFound.code && refusal?.reason != nil, "\(String(describing: refusal))")
         }
     }
 }

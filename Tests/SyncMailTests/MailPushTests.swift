@@ -45,10 +45,9 @@ final class MailPushServer: Sendable {
             defer { portContinuation.finish() }
             try await group.run()
         }
-        guard let port = await ports.first(where: { _ in true }) else {
-            try await task.value
-            throw PushError("the push server stopped before it listened")
-        }
+        let listening = await ports.first(where: { _ in true })
+        if listening == nil { try await task.value }
+        let port = try #require(listening, "the push server stopped before it listened")
         return MailPushServer(push: push, url: URL(string: "http://127.0.0.1:\(port)")!, task: task)
     }
 
@@ -78,7 +77,7 @@ final class MailDevice: Sendable {
         daemon = MailDataAccessDaemon(
             account: account, pushServer: server.url, pushAccount: "ada", credentials: .basic(username: "ada", password: "secret"),
             deviceToken: name, transport: transport, codec: JSONCodec(), pushMailboxes: ["Notes"], pollMailboxes: pollMailboxes,
-            pollInterval: .seconds(60), clock: clock, pushConfiguration: .init(initialBackoff: .milliseconds(100), maxBackoff: .seconds(1), jitter: 0)
+            pollInterval: .seconds(60), clock: clock, pushConfiguration: .init(reconnect: RetryPolicy(maxAttempts: .max, initialDelay: .milliseconds(100), maxDelay: .seconds(1), jitter: 0, maxElapsed: nil))
         ) { mailbox in
             _ = try await (mailbox == "Archive" ? archive : notes).sync()
         }

@@ -154,6 +154,46 @@ func notesDevice(_ account: IMAPAccount, _ name: String, policy: any ConflictPol
         await imap.logout()
     }
 
+    @Test(arguments: [ConflictAnswer.keepMine, .takeTheirs, .keepBoth])
+    func anAskedConflictIsCarriedOutByTheNextSyncAsAnswered(answer: ConflictAnswer) async throws {
+        let account = try await TestDovecot.newAccount()
+        let a = try notesDevice(account, "a")
+        let b = try notesDevice(account, "b", policy: .askUser)
+        let note = Note(title: "Trip", body: "base", created: Date(timeIntervalSince1970: 1_700_000_000))
+        try await a.save(note)
+        _ = try await a.sync()
+        _ = try await b.sync()
+        var onA = note
+        onA.body = "from A"
+        try await a.save(onA)
+        var onB = note
+        onB.body = "from B"
+        try await b.save(onB)
+        _ = try await a.sync()
+        let asked = try await b.sync()
+        #expect(asked.conflicts == 1 && asked.openConflicts == 1)
+        #expect(try await b.note(note.id)?.body == "from B", "an open conflict leaves the device's note as it is")
+        let open = try #require(try await b.openConflicts().first)
+        #expect(open.remote.fields["body"] == "from A" && open.local.fields["body"] == "from B")
+
+        try await b.store.answerConflict(open.id, with: answer, for: b.storeAccount)
+        let carried = try await b.sync()
+        #expect(carried.openConflicts == 0)
+        _ = try await a.sync()
+        let bodiesA = try await a.notes().map(\.body).sorted()
+        let bodiesB = try await b.notes().map(\.body).sorted()
+        #expect(bodiesA == bodiesB, "both devices end with the same notes")
+        switch answer {
+        case .keepMine: #expect(bodiesB == ["from B"])
+        case .takeTheirs: #expect(bodiesB == ["from A"])
+        default: #expect(bodiesB == ["from A", "from B"])
+        }
+        let imap = try await account.connect()
+        try await imap.select("Notes")
+        #expect(await imap.selected?.exists == UInt32(bodiesB.count), "one message per note")
+        await imap.logout()
+    }
+
     @Test func messageFormatReadsBack() throws {
         let note = Note(id: "6F1C", title: "Ünïcode title", body: "line 1\nline 2", isHTML: false, created: Date(timeIntervalSince1970: 1_700_000_000.123))
         let message = NoteMessage.encode(note, from: "ada@example.org", device: "phone")

@@ -77,10 +77,9 @@ final class PushTestServer: Sendable {
             defer { portContinuation.finish() }
             try await group.run()
         }
-        guard let bound = await ports.first(where: { _ in true }) else {
-            try await task.value
-            throw PushError("the test server stopped before it listened")
-        }
+        let listening = await ports.first(where: { _ in true })
+        if listening == nil { try await task.value }
+        let bound = try #require(listening, "the test server stopped before it listened")
         return PushTestServer(store: store, push: push, port: bound, group: group, task: task)
     }
 
@@ -179,7 +178,7 @@ struct PushDevice: Sendable {
         return PushClient(
             server: server, credentials: .basic(username: account, password: "secret"), deviceToken: token,
             collections: collections ?? [stack.collection], transport: transport, codec: JSONCodec(),
-            configuration: .init(initialBackoff: .milliseconds(100), maxBackoff: .seconds(1), jitter: 0, clock: clock)
+            configuration: .init(reconnect: RetryPolicy(maxAttempts: .max, initialDelay: .milliseconds(100), maxDelay: .seconds(1), jitter: 0, maxElapsed: nil), clock: clock)
         ) { collection in
             try await device.sync(collection)
         }

@@ -36,7 +36,7 @@ struct PushRecoveryTests {
         run = Task { try await pushB.run() }
         defer { run.cancel() }
         let first = try await log.wait(for: "the first notification after B's return", from: back) { $0.isNotification }
-        guard case .notified(let notification) = first else { throw PushError("not a notification") }
+        guard case .notified(let notification) = first else { throw PushError(.invalidMessage, "the first event is not a notification: \(first)") }
         if !ignoringRetained {
             try await log.wait(for: "B's resync", from: back) { $0.isSync(of: "aquasync/Contact", .resync) }
         }

@@ -21,7 +21,8 @@ public enum SyncFailureClass: String, Sendable, Hashable, CustomStringConvertibl
     public init(of error: any Error) {
         switch error {
         case let error as SyncClientError:
-            self = Self(status: error.status, code: error.code)
+            // A protocol's own status outside HTTP's range (OTA's 6xx and 7xx) is not read as HTTP's: the code decides.
+            self = Self(status: error.status.flatMap { (100..<600).contains($0) ? $0 : nil }, code: error.code)
         case let error as StoreError:
             self = error.code == .invalidArgument || error.code == .quotaExceeded ? .refused : .retryLater
         default:
@@ -29,15 +30,17 @@ public enum SyncFailureClass: String, Sendable, Hashable, CustomStringConvertibl
         }
     }
 
-    /// The class of a server's answer to one change (`status`), or of a
-    /// client error's code when no answer came.
+    /// The class of a server's answer to one change (`status`, HTTP's), or of a
+    /// client error's code when no answer came: refused for
+    /// ``SyncClientError/Code/invalidRequest`` and ``SyncClientError/Code/refused``,
+    /// retry later for every other.
     public init(status: Int?, code: SyncClientError.Code? = nil) {
         switch status {
         case 409?, 412?: self = .conflict
         case 401?, 408?, 429?: self = .retryLater
         case let status? where (400..<500).contains(status): self = .refused
         case .some: self = .retryLater
-        case nil: self = code == .invalidRequest ? .refused : .retryLater
+        case nil: self = code == .invalidRequest || code == .refused ? .refused : .retryLater
         }
     }
 

@@ -94,6 +94,8 @@ public actor NotesMailbox {
     public let device: String
     /// Decides conflicts.
     public let policy: any ConflictPolicy
+    /// Stamps the device's writes.
+    public let clock: any WallClock
     /// The account in the local store.
     public nonisolated var storeAccount: AccountID { AccountID(account.name) }
     /// The collection the notes are kept in.
@@ -105,13 +107,15 @@ public actor NotesMailbox {
     /// Makes the mailbox's notes.
     public init(
         account: IMAPAccount, mailbox: String = "Notes", store: any SyncStore, device: String,
-        policy: any ConflictPolicy = NewestWinsPolicy(), configuration: IMAPConnection.Configuration = .init()
+        policy: any ConflictPolicy = NewestWinsPolicy(), configuration: IMAPConnection.Configuration = .init(),
+        clock: any WallClock = SystemWallClock()
     ) {
         self.account = account
         self.mailbox = mailbox
         self.store = store
         self.device = device
         self.policy = policy
+        self.clock = clock
         self.configuration = configuration
     }
 
@@ -144,13 +148,13 @@ public actor NotesMailbox {
 
     /// Saves a note on the device (added or edited); the next sync sends it.
     public func save(_ note: Note) async throws {
-        let record = record(of: note)
+        let (record, now) = (record(of: note), clock.now())
         try await store.transaction(for: storeAccount) { tx in
             let before = try await tx.record(record.key)
             let exists = before.map { !$0.record.isDeleted } ?? false
             try await tx.put(record)
             try await tx.journal.recordLocalChange(
-                exists ? .modify : .add, local: record, at: Date(), basedOn: before.map { ServerVersion(record: $0.record) })
+                exists ? .modify : .add, local: record, at: now, basedOn: before.map { ServerVersion(record: $0.record) })
         }
     }
 
@@ -158,12 +162,12 @@ public actor NotesMailbox {
     /// - Throws: ``IMAPError`` when there is no such note.
     public func delete(_ id: String) async throws {
         let key = RecordKey(collection: collection, id: RecordID(id))
-        let device = self.device
+        let (device, now) = (device, clock.now())
         try await store.transaction(for: storeAccount) { tx in
             guard let before = try await tx.record(key), !before.record.isDeleted else { throw IMAPError(.commandFailed, "there is no note \(id)") }
-            let tombstone = before.record.tombstone(version: RecordVersion(modifiedAt: Date(), node: PeerID(device)))
+            let tombstone = before.record.tombstone(version: RecordVersion(modifiedAt: now, node: PeerID(device)))
             try await tx.put(tombstone)
-            try await tx.journal.recordLocalChange(.delete, local: tombstone, at: Date(), basedOn: ServerVersion(record: before.record))
+            try await tx.journal.recordLocalChange(.delete, local: tombstone, at: now, basedOn: ServerVersion(record: before.record))
         }
     }
 
@@ -173,6 +177,13 @@ public actor NotesMailbox {
     }
 
     // MARK: Sync
+
+    /// Carries out the application's answers to this mailbox's conflicts (``SyncCore/SyncStore/answerConflict(_:with:for:)``).
+    /// - Returns: How many server versions were written locally.
+    private func carryOutAnswers() async throws -> Int {
+        let (collection, writer) = (collection, ConflictWriting(device: device, clock: clock))
+        return try await store.carryOutAnswers(for: storeAccount) { $0.key.collection == collection } writer: { _ in writer }
+    }
 
     /// Syncs with the server: what changed there comes down, local changes go up.
     /// - Throws: ``IMAPError`` when the server cannot be reached or refuses; ``StoreError``.
@@ -219,8 +230,9 @@ public actor NotesMailbox {
     }
 
     private func syncOnce() async throws -> NotesSyncReport {
-        let imap = try await connected()
         var report = NotesSyncReport()
+        report.pulled = try await carryOutAnswers()
+        let imap = try await connected()
         var state = try await loadState()
         let known = IMAPSequenceSet(state.uids.keys)
         let hasQResync = await imap.capabilities.contains("QRESYNC")
@@ -275,7 +287,8 @@ public actor NotesMailbox {
         state: LocalState, newMessages: [IMAPFetch], flagChanges: [IMAPFetch], vanished: [UInt32], full: Bool, modSeq: UInt64,
         report: inout NotesSyncReport
     ) async throws {
-        let (collection, peer, policy, device) = (collection, peer, policy, device)
+        let (collection, peer, policy) = (collection, peer, policy)
+        let writer = ConflictWriting(device: device, clock: clock)
         let counts = try await store.transaction(for: storeAccount) { tx -> NotesSyncReport in
             var state = state
             var counts = NotesSyncReport()
@@ -294,7 +307,7 @@ public actor NotesMailbox {
             var noteUID: [String: UInt32] = [:]
             for (uid, note) in state.uids { noteUID[note] = max(noteUID[note] ?? 0, uid) }
             for (note, incoming) in newest.sorted(by: { $0.key < $1.key }) where noteUID[note] == incoming.uid {
-                if try await Self.take(incoming.record, uid: incoming.uid, tx: tx, policy: policy, device: device, counts: &counts) {
+                if try await Self.take(incoming.record, uid: incoming.uid, tx: tx, policy: policy, writer: writer, counts: &counts) {
                     counts.pulled += 1
                 }
             }
@@ -307,7 +320,7 @@ public actor NotesMailbox {
                 var record = base
                 record.fields["flags"] = .array(Self.cleanFlags(flags).map { .string($0) })
                 guard record.fields != base.fields else { continue }
-                if try await Self.take(record, uid: uid, tx: tx, policy: policy, device: device, counts: &counts) { counts.pulled += 1 }
+                if try await Self.take(record, uid: uid, tx: tx, policy: policy, writer: writer, counts: &counts) { counts.pulled += 1 }
             }
             // Messages gone: their notes are deleted unless a newer message holds them.
             var gone = Set(vanished)
@@ -320,7 +333,7 @@ public actor NotesMailbox {
                     for stored in page where !stored.record.isDeleted && !held.contains(stored.record.id.rawValue) {
                         if let entry = try await tx.journal.entry(for: stored.record.key), entry.archCopy == nil { continue }  // never sent
                         let tombstone = stored.record.tombstone(version: stored.record.version)
-                        if try await Self.take(tombstone, uid: 0, tx: tx, policy: policy, device: device, counts: &counts) { counts.pulled += 1 }
+                        if try await Self.take(tombstone, uid: 0, tx: tx, policy: policy, writer: writer, counts: &counts) { counts.pulled += 1 }
                     }
                     guard page.count == 500, let last = page.last else { break }
                     after = last.record.id
@@ -333,7 +346,7 @@ public actor NotesMailbox {
                 let key = RecordKey(collection: collection, id: RecordID(note))
                 guard let base = try await Self.serverVersion(nil, tx: tx, key: key, collection: collection), !base.isDeleted else { continue }
                 let tombstone = base.tombstone(version: base.version)
-                if try await Self.take(tombstone, uid: uid, tx: tx, policy: policy, device: device, counts: &counts) { counts.pulled += 1 }
+                if try await Self.take(tombstone, uid: uid, tx: tx, policy: policy, writer: writer, counts: &counts) { counts.pulled += 1 }
             }
             gone.removeAll()
             state.highestModSeq = modSeq
@@ -353,10 +366,10 @@ public actor NotesMailbox {
     }
 
     /// Takes a server version of a note: stored when nothing local is pending; otherwise the
-    /// journal classifies it and the policy decides a conflict.
+    /// journal judges it and the policy decides a conflict (``SyncCore/SyncJournal/take(_:pending:policy:writer:)``).
     /// - Returns: Whether the device's note changed.
     private static func take(
-        _ incoming: SyncRecord, uid: UInt32, tx: any StoreTransaction, policy: any ConflictPolicy, device: String,
+        _ incoming: SyncRecord, uid: UInt32, tx: any StoreTransaction, policy: any ConflictPolicy, writer: ConflictWriting,
         counts: inout NotesSyncReport
     ) async throws -> Bool {
         let version = ServerVersion(record: incoming, token: .unsignedInteger(UInt64(uid)))
@@ -367,53 +380,39 @@ public actor NotesMailbox {
             try await tx.put(incoming)
             return true
         }
-        switch entry.classify(version) {
-        case .unchanged:
-            return false
-        case .sameAsLocal:
-            try await tx.journal.remove(incoming.key)
-            try await tx.put(incoming)
-            return false
-        case .conflict:
-            counts.conflicts += 1
-            let resolution = await policy.resolve(
-                Conflict(local: entry.local, remote: incoming, base: entry.archCopy?.record, resolvingSide: .client))
-            guard let answer = ConflictAnswer(resolution, localIsDeleted: entry.local.isDeleted) else {
-                try await tx.journal.openConflict(incoming.key, remote: version)
-                return false
-            }
-            switch answer {
-            case .takeTheirs:
-                try await tx.journal.remove(incoming.key)
-                try await tx.put(incoming)
-                return true
-            case .keepMine:
-                try await tx.journal.remove(incoming.key)
-                var mine = entry.local
-                mine.version = RecordVersion(modifiedAt: max(Date(), incoming.version.modifiedAt), node: PeerID(device))
-                if !mine.isDeleted { mine.fields["modified"] = .date(mine.version.modifiedAt) }
-                try await tx.put(mine)
-                try await tx.journal.recordLocalChange(mine.isDeleted ? .delete : .modify, local: mine, at: Date(), basedOn: version)
-                return false
-            case .keepBoth:
-                try await tx.journal.remove(incoming.key)
-                try await tx.put(incoming)
-                if !entry.local.isDeleted {
-                    var copy = entry.local
-                    copy.id = RecordID(TimeOrderedUUID.make().uuidString)
-                    try await tx.put(copy)
-                    try await tx.journal.recordLocalChange(.add, local: copy, at: Date(), basedOn: nil)
-                }
-                return true
-            case .merged(let fields):
-                try await tx.journal.remove(incoming.key)
-                var merged = incoming
-                merged.fields = fields
-                merged.version = RecordVersion(modifiedAt: Date(), node: PeerID(device))
-                try await tx.put(merged)
-                try await tx.journal.recordLocalChange(.modify, local: merged, at: Date(), basedOn: version)
-                return true
-            }
+        let outcome = try await tx.journal.take(version, pending: entry, policy: policy, writer: writer)
+        if outcome.isConflict { counts.conflicts += 1 }
+        return outcome != .agreed && outcome.wroteServerVersion
+    }
+
+    /// How the device writes a conflict's decision: a note the device writes again is stamped by this
+    /// device, no earlier than the server's version; a note kept twice gets a new id.
+    struct ConflictWriting: ConflictWriter {
+        /// This device's name.
+        let device: String
+        /// The device's clock.
+        let clock: any WallClock
+
+        func writeServerVersion(_ remote: ServerVersion, over entry: JournalEntry, in tx: any StoreTransaction) async throws {
+            try await tx.put(remote.record)
+        }
+
+        func writeLocalVersion(
+            _ version: SyncRecord, merged: Bool, over remote: ServerVersion, in tx: any StoreTransaction
+        ) async throws {
+            let now = clock.now()
+            var mine = version
+            mine.version = RecordVersion(modifiedAt: max(now, remote.record.version.modifiedAt), node: PeerID(device))
+            if !mine.isDeleted && !merged { mine.fields["modified"] = .date(mine.version.modifiedAt) }
+            try await tx.put(mine)
+            try await tx.journal.recordLocalChange(mine.isDeleted ? .delete : .modify, local: mine, at: now, basedOn: nil)
+        }
+
+        func writeCopy(of local: SyncRecord, in tx: any StoreTransaction) async throws {
+            var copy = local
+            copy.id = RecordID(TimeOrderedUUID.make().uuidString)
+            try await tx.put(copy)
+            try await tx.journal.recordLocalChange(.add, local: copy, at: clock.now(), basedOn: nil)
         }
     }
 
