@@ -85,8 +85,7 @@ public actor AppSyncClient {
     /// var configuration = AppSyncClient.Configuration(conflictPolicy: .clientWins)
     /// configuration.retry = .none
     /// ```
-    @dynamicMemberLookup
-    public struct Configuration: Sendable {
+    public struct Configuration: StackClientConfiguration {
         /// The settings every client shares: base path (`/rest` by default), retries, clocks (the wall
         /// clock stamps `timestamp_created` and `timestamp_lastupdate` of local changes) and the conflict
         /// policy. The seed leaves the choice of policy to the application (server, client or timestamp
@@ -115,12 +114,6 @@ public actor AppSyncClient {
             self.client = SyncClientConfiguration(
                 basePath: basePath, retry: retry, clock: clock, sleeper: sleeper, conflictPolicy: conflictPolicy)
             self.updateSize = updateSize
-        }
-
-        /// A shared setting, by name (``SyncCore/SyncClientConfiguration``).
-        public subscript<Value>(dynamicMember setting: WritableKeyPath<SyncClientConfiguration, Value>) -> Value {
-            get { client[keyPath: setting] }
-            set { client[keyPath: setting] = newValue }
         }
     }
 

@@ -76,8 +76,7 @@ public actor AquasyncClient {
     /// var configuration = AquasyncClient.Configuration(conflictPolicy: .serverWins)
     /// configuration.retry = .none
     /// ```
-    @dynamicMemberLookup
-    public struct Configuration: Sendable {
+    public struct Configuration: StackClientConfiguration {
         /// The settings every client shares: base path (`/deltas` by default), retries, clocks (the wall
         /// clock stamps `localTimestamp` of local changes) and the conflict policy (``AquasyncNewestWins``,
         /// the seed's rule, by default). They read and write by name: `configuration.retry = .none`.
@@ -101,12 +100,6 @@ public actor AquasyncClient {
             self.client = SyncClientConfiguration(
                 basePath: basePath, retry: retry, clock: clock, sleeper: sleeper, conflictPolicy: conflictPolicy)
             self.packSize = packSize
-        }
-
-        /// A shared setting, by name (``SyncCore/SyncClientConfiguration``).
-        public subscript<Value>(dynamicMember setting: WritableKeyPath<SyncClientConfiguration, Value>) -> Value {
-            get { client[keyPath: setting] }
-            set { client[keyPath: setting] = newValue }
         }
     }
 

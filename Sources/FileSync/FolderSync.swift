@@ -47,13 +47,26 @@ public struct FolderSync: Sendable {
     public let policy: ConflictPolicy
     /// Called with the bytes and files moved so far (a progress bar).
     public let progress: (@Sendable (FileSyncProgress) -> Void)?
+    /// Where every "now" of the sync comes from: the time of the changes a scan records, the stamp in a
+    /// conflict copy's name.
+    public let clock: any WallClock
     /// Lets one ``sync()`` run at a time (copies of this value share it): a second waits for the first.
     package let syncGate = SyncGate()
 
     /// Makes a folder sync.
+    /// - Parameters:
+    ///   - folder: The local folder.
+    ///   - client: The WebDAV client of the server's folder.
+    ///   - store: The device's store (journal and cache); keep one per synced folder.
+    ///   - account: The account in the store.
+    ///   - device: The device's name, in the names of conflict copies.
+    ///   - policy: How conflicts are settled.
+    ///   - clock: Where "now" comes from: the system's time, or a test's clock.
+    ///   - progress: Called with the bytes and files moved so far.
     public init(
         folder: String, client: WebDAVClient, store: any SyncStore, account: AccountID, device: String = "device",
-        policy: ConflictPolicy = .askUser, progress: (@Sendable (FileSyncProgress) -> Void)? = nil
+        policy: ConflictPolicy = .askUser, clock: any WallClock = SystemWallClock(),
+        progress: (@Sendable (FileSyncProgress) -> Void)? = nil
     ) {
         var folder = folder
         while folder.count > 1 && folder.hasSuffix("/") { folder.removeLast() }
@@ -64,15 +77,18 @@ public struct FolderSync: Sendable {
         self.device = device
         self.policy = policy
         self.progress = progress
+        self.clock = clock
     }
 
     var local: LocalFolder { LocalFolder(root: folder) }
 
     // MARK: User actions
 
-    /// Moves or renames `source` to `destination` in the folder and records the move, made at `time`.
+    /// Moves or renames `source` to `destination` in the folder and records the move, made at `time`
+    /// (by default now, by ``clock``).
     /// - Throws: ``WebDAVError`` when the local move fails, or ``StoreError``.
-    public func move(_ source: String, to destination: String, at time: Date = Date()) async throws {
+    public func move(_ source: String, to destination: String, at time: Date? = nil) async throws {
+        let time = time ?? clock.now()
         try local.move(source, to: destination)
         let item = local.item(destination)
         try await store.transaction(for: account) { tx in
@@ -81,11 +97,11 @@ public struct FolderSync: Sendable {
                 // Not on the server yet: the pending add moves with the item.
                 try await tx.journal.remove(Self.key(source))
                 try await tx.journal.recordLocalChange(
-                    .add, local: Self.localRecord(destination, item, from: nil), at: time, basedOn: nil)
+                    .add, local: Self.localRecord(destination, item, from: nil, at: time), at: time, basedOn: nil)
                 return
             }
             try await tx.journal.recordLocalChange(
-                .move, local: Self.localRecord(destination, item, from: source), at: time, basedOn: cached?.version)
+                .move, local: Self.localRecord(destination, item, from: source, at: time), at: time, basedOn: cached?.version)
         }
     }
 
@@ -93,7 +109,7 @@ public struct FolderSync: Sendable {
     /// - Throws: ``StoreError``.
     public func scan() async throws {
         let items = local.scan()
-        let now = Date()
+        let now = clock.now()
         try await store.transaction(for: account) { tx in
             let cache = Cache(tx)
             let cached = try await cache.all()
@@ -119,10 +135,11 @@ public struct FolderSync: Sendable {
                         continue
                     }
                     try await tx.journal.recordLocalChange(
-                        .modify, local: Self.localRecord(item.path, item, from: nil), at: now, basedOn: known.version)
+                        .modify, local: Self.localRecord(item.path, item, from: nil, at: now), at: now, basedOn: known.version)
                 } else {
                     try await tx.journal.recordLocalChange(
-                        .add, local: Self.localRecord(item.path, item, from: nil), at: now, basedOn: cached[item.path]?.version)
+                        .add, local: Self.localRecord(item.path, item, from: nil, at: now), at: now,
+                        basedOn: cached[item.path]?.version)
                 }
             }
             for (path, known) in cached where !seen.contains(path) && !sourceOfMove(path) {
@@ -134,7 +151,7 @@ public struct FolderSync: Sendable {
                     continue
                 }
                 try await tx.journal.recordLocalChange(
-                    .delete, local: Self.localRecord(path, nil, from: nil).tombstone(version: Self.version(now)), at: now,
+                    .delete, local: Self.localRecord(path, nil, from: nil, at: now).tombstone(version: Self.version(now)), at: now,
                     basedOn: known.version)
             }
         }
@@ -170,7 +187,9 @@ public struct FolderSync: Sendable {
 
     static func version(_ date: Date) -> RecordVersion { RecordVersion(modifiedAt: date, node: "device") }
 
-    static func localRecord(_ path: String, _ item: LocalItem?, from source: String?) -> SyncRecord {
+    /// The journal's local record of `item` at `path` (`nil`: gone), moved `from` a source; its version is the
+    /// item's modification time, or `now` for an item without one.
+    static func localRecord(_ path: String, _ item: LocalItem?, from source: String?, at now: Date) -> SyncRecord {
         var fields: [String: SyncValue] = [:]
         if let item {
             fields["directory"] = .bool(item.isDirectory)
@@ -179,7 +198,7 @@ public struct FolderSync: Sendable {
         }
         if let source { fields["from"] = .string(source) }
         return SyncRecord(
-            collection: collection, id: RecordID(path), fields: fields, version: version(item?.modified ?? Date()))
+            collection: collection, id: RecordID(path), fields: fields, version: version(item?.modified ?? now))
     }
 
     static func sameStamp(_ record: SyncRecord, _ item: LocalItem) -> Bool {

@@ -35,7 +35,7 @@ public struct WebDAVItem: Sendable, Hashable {
 ///
 /// Limits: the body at most ``maxBytes``, elements nested at most ``maxDepth``
 /// deep; no network access, no entity expansion. Bad input fails with a
-/// one-line ``WebDAVError`` (``WebDAVError/Kind/badAnswer``).
+/// one-line ``WebDAVError`` (``WebDAVError/Code/badAnswer``).
 public enum MultistatusParser {
     /// The largest body read.
     public static let maxBytes = 64 << 20

@@ -80,7 +80,7 @@ struct SyncRun {
             case .changedOnBoth, .existsOnServer, .fileExistsForFolder: return .keepBoth
             }
         }
-        var record = remote ?? SyncRecord(collection: FolderSync.collection, id: entry.key.id, version: FolderSync.version(question.serverTime ?? Date()))
+        var record = remote ?? SyncRecord(collection: FolderSync.collection, id: entry.key.id, version: FolderSync.version(question.serverTime ?? sync.clock.now()))
         record.fields.merge(question.fields) { _, new in new }
         let version = ServerVersion(record: record, token: record.fields["etag"])
         try await transaction { tx in try await tx.journal.openConflict(entry.key, remote: version) }
@@ -111,7 +111,7 @@ struct SyncRun {
                 return
             } else if let server {
                 let kind: FileQuestion.Kind = entry.archCopy == nil ? .existsOnServer : .changedOnBoth
-                answer = try await ask(entry, .init(kind: kind, path: path, localTime: item.modified, serverTime: server.modified, localSize: item.size, serverSize: server.size, choices: Self.bothChoices), remote: Self.serverRecord(server))
+                answer = try await ask(entry, .init(kind: kind, path: path, localTime: item.modified, serverTime: server.modified, localSize: item.size, serverSize: server.size, choices: Self.bothChoices), remote: serverRecord(server))
             } else if entry.archCopy != nil {
                 answer = try await ask(entry, .init(kind: .deletedOnServerChangedLocally, path: path, localTime: item.modified, serverTime: nil, localSize: item.size, choices: [
                     "mine": "upload the local copy again", "theirs": "delete the local copy too",
@@ -136,7 +136,7 @@ struct SyncRun {
         let precondition: WebDAVClient.Precondition = server?.etag.map { .etag($0) } ?? .absent
         do {
             try await client.upload(from: local.absolute(path), to: path, precondition: precondition)
-        } catch let error as WebDAVError where error.kind == .parentMissing {
+        } catch WebDAVError.Code.parentMissing {
             if sync.policy == .keepBoth {
                 try await makeParents(path)
                 try await client.upload(from: local.absolute(path), to: path, precondition: .absent)
@@ -146,14 +146,14 @@ struct SyncRun {
                 ]))
                 return
             }
-        } catch let error as WebDAVError where error.kind == .notAllowed {
+        } catch let error as WebDAVError where error.code == .notAllowed {
             // Can't be uploaded: inform, keep the entry.
             report.notices.append(FileNotice(path: path, message: error.description, kept: true))
             return
-        } catch let error as WebDAVError where error.kind == .changedOnServer {
+        } catch WebDAVError.Code.changedOnServer {
             // Changed between the look and the upload: ask on the next sync, with fresh facts.
             if let fresh = try await client.item(at: path) {
-                _ = try await ask(entry, .init(kind: .changedOnBoth, path: path, localTime: item.modified, serverTime: fresh.modified, localSize: item.size, serverSize: fresh.size, choices: Self.bothChoices), remote: Self.serverRecord(fresh))
+                _ = try await ask(entry, .init(kind: .changedOnBoth, path: path, localTime: item.modified, serverTime: fresh.modified, localSize: item.size, serverSize: fresh.size, choices: Self.bothChoices), remote: serverRecord(fresh))
             }
             if sync.policy == .keepBoth { try await keepBoth(entry, item, try await client.item(at: path)) }
             return
@@ -169,7 +169,7 @@ struct SyncRun {
         defer { unlink(part) }
         do {
             try await client.download(path, to: part)
-        } catch let error as WebDAVError where error.kind == .notFound {
+        } catch WebDAVError.Code.notFound {
             return false
         }
         guard let mine = FileHandle(forReadingAtPath: local.absolute(path)), let theirs = FileHandle(forReadingAtPath: part) else {
@@ -207,9 +207,10 @@ struct SyncRun {
         try local.move(path, to: copy)
         report.conflictCopies.append(copy)
         let moved = local.item(copy)
+        let now = sync.clock.now()
         try await transaction { tx in
             try await tx.journal.remove(entry.key)
-            try await tx.journal.recordLocalChange(.add, local: FolderSync.localRecord(copy, moved, from: nil), at: Date(), basedOn: nil)
+            try await tx.journal.recordLocalChange(.add, local: FolderSync.localRecord(copy, moved, from: nil, at: now), at: now, basedOn: nil)
             try await Cache(tx).remove(path)
         }
         if let copyEntry = try await transaction({ tx in try await tx.journal.entry(for: FolderSync.key(copy)) }) {
@@ -243,8 +244,10 @@ struct SyncRun {
             base = String(name[..<dot])
             ext = String(name[dot...])
         }
-        let date = CivilCalendar.date(fromDays: Int64(Date().timeIntervalSince1970) / 86400)
-        let seconds = Int(Date().timeIntervalSince1970) % 86400
+        let now = Int64(sync.clock.now().timeIntervalSince1970.rounded(.down))
+        let days = now >= 0 ? now / 86400 : -((86399 - now) / 86400)
+        let date = CivilCalendar.date(fromDays: days)
+        let seconds = Int(now - days * 86400)
         func two(_ n: Int) -> String { n < 10 ? "0\(n)" : "\(n)" }
         let stamp = "\(date.year)-\(two(Int(date.month)))-\(two(Int(date.day))) \(two(seconds / 3600))\(two(seconds % 3600 / 60))\(two(seconds % 60))"
         var candidate = WebDAVPath.join(parent, "\(base) (conflict \(sync.device) \(stamp))\(ext)")
@@ -261,7 +264,7 @@ struct SyncRun {
         for segment in WebDAVPath.parent(of: path).split(separator: "/") {
             prefix = WebDAVPath.join(prefix, String(segment))
             if try await client.item(at: prefix) == nil {
-                do { try await client.makeCollection(prefix) } catch let error as WebDAVError where error.kind == .notAllowed {}
+                do { try await client.makeCollection(prefix) } catch WebDAVError.Code.notAllowed {}
             }
         }
     }
@@ -272,12 +275,12 @@ struct SyncRun {
         "both": "keep the local copy as a conflict copy and download the server's version",
     ]
 
-    static func serverRecord(_ server: WebDAVItem) -> SyncRecord {
+    func serverRecord(_ server: WebDAVItem) -> SyncRecord {
         var fields: [String: SyncValue] = ["directory": .bool(server.isDirectory)]
         if let etag = server.etag { fields["etag"] = .string(etag) }
         if let size = server.size { fields["size"] = .integer(size) }
         if let id = server.fileID { fields["fileid"] = .string(id) }
-        return SyncRecord(collection: FolderSync.collection, id: RecordID(server.path), fields: fields, version: FolderSync.version(server.modified ?? Date()))
+        return SyncRecord(collection: FolderSync.collection, id: RecordID(server.path), fields: fields, version: FolderSync.version(server.modified ?? sync.clock.now()))
     }
 
     // MARK: Delete
@@ -299,7 +302,7 @@ struct SyncRun {
             if changed {
                 answer = try await ask(entry, .init(kind: .deleteChangedOnServer, path: path, localTime: entry.recordedAt, serverTime: server.modified, serverSize: server.size, choices: [
                     "mine": "delete it on the server too", "theirs": "keep the server's version and download it again",
-                ]), remote: Self.serverRecord(server))
+                ]), remote: serverRecord(server))
                 if answer == nil { return }
             }
         }
@@ -312,7 +315,7 @@ struct SyncRun {
         }
         do {
             try await client.delete(path, precondition: server.isDirectory ? .none : server.etag.map { .etag($0) } ?? .none)
-        } catch let error as WebDAVError where error.kind == .notAllowed || error.kind == .notFound {
+        } catch let error as WebDAVError where error.code == .notAllowed || error.code == .notFound {
             // Can't be deleted on the server: inform, drop the entry; the next listing brings it back.
             report.notices.append(FileNotice(path: path, message: "the server would not delete it: " + error.description, kept: false))
             try await transaction { tx in
@@ -354,7 +357,7 @@ struct SyncRun {
                 try await Cache(tx).removeTree(source)
                 try await tx.journal.remove(entry.key)
                 if let item {
-                    try await tx.journal.recordLocalChange(.add, local: FolderSync.localRecord(path, item, from: nil), at: entry.recordedAt, basedOn: nil)
+                    try await tx.journal.recordLocalChange(.add, local: FolderSync.localRecord(path, item, from: nil, at: entry.recordedAt), at: entry.recordedAt, basedOn: nil)
                 }
             }
             guard item != nil else { return }
@@ -373,7 +376,7 @@ struct SyncRun {
             } else {
                 answer = try await ask(entry, .init(kind: .moveChangedOnServer, path: path, localTime: entry.recordedAt, serverTime: server.modified, serverSize: server.size, choices: [
                     "mine": "move the server's version to \(path)", "theirs": "move the local copy back to \(source)",
-                ]), remote: Self.serverRecord(server))
+                ]), remote: serverRecord(server))
                 if answer == nil { return }
             }
         }
@@ -385,21 +388,21 @@ struct SyncRun {
         do {
             try await makeParents(path)
             try await client.move(source, to: path, precondition: server.isDirectory || answer != nil ? .none : server.etag.map { .etag($0) } ?? .none)
-        } catch let error as WebDAVError where error.kind == .changedOnServer {
+        } catch let error as WebDAVError where error.code == .changedOnServer {
             guard try await client.item(at: path) != nil else { throw error }
             // Something is already at the destination: the move becomes an upload there (which asks,
             // as an upload of an item the device never saw does) and a delete of the source.
             try await transaction { tx in
                 try await tx.journal.remove(entry.key)
                 try await tx.journal.recordLocalChange(
-                    .add, local: FolderSync.localRecord(path, item, from: nil), at: entry.recordedAt, basedOn: nil)
+                    .add, local: FolderSync.localRecord(path, item, from: nil, at: entry.recordedAt), at: entry.recordedAt, basedOn: nil)
                 let cached = try await Cache(tx).item(source)
                 try await tx.journal.recordLocalChange(
-                    .delete, local: FolderSync.localRecord(source, nil, from: nil).tombstone(version: FolderSync.version(entry.recordedAt)),
+                    .delete, local: FolderSync.localRecord(source, nil, from: nil, at: entry.recordedAt).tombstone(version: FolderSync.version(entry.recordedAt)),
                     at: entry.recordedAt, basedOn: cached?.version)
             }
             return
-        } catch let error as WebDAVError where error.kind == .notAllowed {
+        } catch let error as WebDAVError where error.code == .notAllowed {
             // Can't be moved on the server: inform, drop the entry, put the local copy back.
             report.notices.append(FileNotice(path: path, message: "the server would not move it from \(source): " + error.description, kept: false))
             try? local.move(path, to: source)
@@ -491,7 +494,7 @@ struct SyncRun {
             } else {
                 if try await ask(entry, .init(kind: .fileExistsForFolder, path: path, localTime: entry.recordedAt, serverTime: server.modified, serverSize: server.size, choices: [
                     "name=NEW": "create the folder as NEW", "both": "create the folder under a free name",
-                ]), remote: Self.serverRecord(server)) != nil {
+                ]), remote: serverRecord(server)) != nil {
                     try await renameFolder(entry, path, to: freeName(path))
                 }
             }
@@ -499,11 +502,11 @@ struct SyncRun {
         }
         do {
             try await client.makeCollection(path)
-        } catch let error as WebDAVError where error.kind == .notAllowed || error.kind == .parentMissing {
+        } catch let error as WebDAVError where error.code == .notAllowed || error.code == .parentMissing {
             var choices = ["name=NEW": "create the folder as NEW", "mine": "try again"]
             if dependents.isEmpty { choices["theirs"] = "cancel the folder creation" }
             if try await ask(entry, .init(kind: .folderNotCreated, path: path, localTime: entry.recordedAt, serverTime: nil, choices: choices)) != nil {
-                if error.kind == .parentMissing { try await makeParents(path) }
+                if error.code == .parentMissing { try await makeParents(path) }
                 try await client.makeCollection(path)
             } else {
                 return
@@ -550,7 +553,7 @@ struct SyncRun {
             let listed: [WebDAVItem]
             do {
                 listed = try await client.contents(of: folder)
-            } catch let error as WebDAVError where error.kind == .notFound && folder != path {
+            } catch WebDAVError.Code.notFound where folder != path {
                 continue
             }
             for item in listed {

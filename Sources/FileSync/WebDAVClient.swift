@@ -51,13 +51,13 @@ public struct WebDAVClient: Sendable {
     public func item(at path: String) async throws -> WebDAVItem? {
         do {
             return try await propfind(path, depth: 0).first { $0.path == path }
-        } catch let error as WebDAVError where error.kind == .notFound || error.kind == .parentMissing {
+        } catch WebDAVError.Code.notFound, WebDAVError.Code.parentMissing {
             return nil
         }
     }
 
     /// The items in the folder `path` (depth 1), the folder itself first.
-    /// - Throws: ``WebDAVError`` (``WebDAVError/Kind/notFound`` when there is no such folder).
+    /// - Throws: ``WebDAVError`` (``WebDAVError/Code/notFound`` when there is no such folder).
     public func contents(of path: String) async throws -> [WebDAVItem] {
         try await propfind(path, depth: 1)
     }
@@ -78,7 +78,7 @@ public struct WebDAVClient: Sendable {
 
     /// Downloads the file at `path` to `file` (made or replaced, synced to disk).
     /// - Returns: the ETag of the version downloaded, when the server sent one.
-    /// - Throws: ``WebDAVError`` (``WebDAVError/Kind/deviceFull`` when the device's disk is full).
+    /// - Throws: ``WebDAVError`` (``WebDAVError/Code/deviceFull`` when the device's disk is full).
     @discardableResult
     public func download(_ path: String, to file: String) async throws -> String? {
         let request = WebDAVRequest(method: "GET", path: path, destination: .file(path: file))
@@ -89,8 +89,8 @@ public struct WebDAVClient: Sendable {
 
     /// Uploads `file` to `path`, if the server holds what `precondition` says.
     /// - Returns: the new version's ETag, when the server sent one.
-    /// - Throws: ``WebDAVError`` (``WebDAVError/Kind/changedOnServer`` when the precondition fails,
-    ///   ``WebDAVError/Kind/parentMissing`` when the folder is gone).
+    /// - Throws: ``WebDAVError`` (``WebDAVError/Code/changedOnServer`` when the precondition fails,
+    ///   ``WebDAVError/Code/parentMissing`` when the folder is gone).
     @discardableResult
     public func upload(from file: String, to path: String, precondition: Precondition) async throws -> String? {
         let request = WebDAVRequest(method: "PUT", path: path, headers: headers(for: precondition), body: .file(path: file))
@@ -121,8 +121,8 @@ public struct WebDAVClient: Sendable {
     }
 
     /// Makes the folder `path`.
-    /// - Throws: ``WebDAVError`` (``WebDAVError/Kind/notAllowed`` when something is already there,
-    ///   ``WebDAVError/Kind/parentMissing`` when its folder is gone).
+    /// - Throws: ``WebDAVError`` (``WebDAVError/Code/notAllowed`` when something is already there,
+    ///   ``WebDAVError/Code/parentMissing`` when its folder is gone).
     public func makeCollection(_ path: String) async throws {
         let request = WebDAVRequest(method: "MKCOL", path: path)
         let response = try await transport.send(request)

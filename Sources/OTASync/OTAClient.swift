@@ -51,13 +51,12 @@ public struct OTAClient: Sendable {
     /// var configuration = OTAClient.Configuration(itemType: .changes)
     /// configuration.directions = ["com.apple.Calendars": .toDevice]
     /// ```
-    public struct Configuration: Sendable {
-        /// Where the server is mounted (`/ota` by default).
-        public var basePath: String
-        /// How a message that got no answer, or a transient failure, is sent again.
-        public var retry: RetryPolicy
-        /// The clock the waits between retries are slept on: a test passes a `TestClock`.
-        public var sleeper: any Clock<Duration>
+    public struct Configuration: StackClientConfiguration {
+        /// The settings every client shares: base path (`/ota` by default), retries (how a message that
+        /// got no answer, or a transient failure, is sent again), the sleeper and the conflict policy
+        /// (``conflictPolicy``). Its wall clock is the records' (``OTADeviceRecords/clock``): the client
+        /// takes it from the records it is made with. They read and write by name: `configuration.retry = .none`.
+        public var client: SyncClientConfiguration
         /// Whether a fast sync sends whole records (RLD, the default) or only
         /// the fields that changed since the server last had them (FLD). FLD
         /// keeps a copy of what the server holds of each record, in the
@@ -83,7 +82,10 @@ public struct OTAClient: Sendable {
         /// decided first); `.askUser` keeps the conflict open in the journal
         /// until the application answers. A record the server sends as a
         /// conflict for the user (its policy deferred) is always kept open.
-        public var conflictPolicy: any ConflictPolicy
+        public var conflictPolicy: any ConflictPolicy {
+            get { client.conflictPolicy }
+            set { client.conflictPolicy = newValue }
+        }
 
         /// Makes a configuration; every setting left out keeps its default.
         /// - Parameters:
@@ -102,15 +104,12 @@ public struct OTAClient: Sendable {
             deviceInfo: [String: SyncValue] = ["model": "Anchorage", "software": .string(AnchorageVersion.current)],
             defersIDMap: Bool = true, conflictPolicy: any ConflictPolicy = .serverWins
         ) {
-            self.basePath = basePath
-            self.retry = retry
-            self.sleeper = sleeper
+            self.client = SyncClientConfiguration(basePath: basePath, retry: retry, sleeper: sleeper, conflictPolicy: conflictPolicy)
             self.itemType = itemType
             self.directions = directions
             self.maxMessageBytes = maxMessageBytes
             self.deviceInfo = deviceInfo
             self.defersIDMap = defersIDMap
-            self.conflictPolicy = conflictPolicy
         }
     }
 
@@ -152,9 +151,9 @@ public struct OTAClient: Sendable {
         self.dataclasses = dataclasses.filter(OTAClientState.isDataclass)
         var configuration = configuration
         configuration.maxMessageBytes = max(4_096, configuration.maxMessageBytes)
+        configuration.client.clock = records.clock
         self.configuration = configuration
-        self.endpoint = SyncEndpoint(
-            transport: transport, codecs: CodecSet([codec]), retry: configuration.retry, clock: configuration.sleeper)
+        self.endpoint = SyncEndpoint(transport: transport, codec: codec, configuration: configuration.client)
     }
 
     /// Runs one session.

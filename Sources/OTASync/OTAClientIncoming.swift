@@ -124,7 +124,7 @@ struct OTAClientIncoming {
             }
             do {
                 let apply = try OTADeviceApply(
-                    uri: uri, sync: sync, command: command, now: client.records.clock.now(), keepsSynced: client.configuration.itemType == .changes,
+                    uri: uri, sync: sync, command: command, now: client.configuration.clock.now(), keepsSynced: client.configuration.itemType == .changes,
                     policy: client.configuration.conflictPolicy)
                 if !sync.mingled {
                     // The server pushes only after its mingle: the device's changes are in.

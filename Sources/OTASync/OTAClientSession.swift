@@ -25,7 +25,7 @@ struct OTAClientSession {
         let store = client.records.store.scoped(to: client.records.account)
         for uri in client.dataclasses {
             // The application's answers first: what they keep goes up in this session.
-            try await OTADeviceJournal(dataclass: uri, now: client.records.clock.now(), keepsSynced: client.configuration.itemType == .changes)
+            try await OTADeviceJournal(dataclass: uri, now: client.configuration.clock.now(), keepsSynced: client.configuration.itemType == .changes)
                 .carryOutAnswers(in: store)
             try await outgoing.prepare(&syncs[uri]!, mode: nil)
         }

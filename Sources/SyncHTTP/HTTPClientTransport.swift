@@ -101,13 +101,19 @@ public struct HTTPClientTransport: SyncClientTransport {
     /// with the system's certificate authorities, a connect time-out of 10 seconds (AsyncHTTPClient
     /// also bounds the wait for a free connection by it), up to 32 connections to one server, and a
     /// refused connection failing at once rather than being tried again until the request's time-out.
-    public static let sharedClient: HTTPClient = {
+    public static let sharedClient: HTTPClient = processClient(connectionsPerServer: 32)
+
+    /// A client for the whole process with ``sharedClient``'s settings — never shut down, the system's
+    /// certificate authorities, a connect time-out of 10 seconds that also bounds the wait for a free
+    /// connection, a refused connection failing at once — and up to `connectionsPerServer` connections
+    /// to one server.
+    public static func processClient(connectionsPerServer: Int) -> HTTPClient {
         var configuration = HTTPClient.Configuration()
         configuration.connectionPool.retryConnectionEstablishment = false
-        configuration.connectionPool.concurrentHTTP1ConnectionsPerHostSoftLimit = 32
+        configuration.connectionPool.concurrentHTTP1ConnectionsPerHostSoftLimit = connectionsPerServer
         configuration.timeout.connect = .seconds(10)
         return HTTPClient(eventLoopGroupProvider: .singleton, configuration: configuration)
-    }()
+    }
 
     /// Makes a transport over a client someone else shuts down.
     /// - Parameters:
@@ -234,36 +240,42 @@ public struct HTTPClientTransport: SyncClientTransport {
                     .first,
                 retryAfter: RetryAfterHeader.delay(from: response.headers.first(name: "retry-after")),
                 body: body)
-        } catch let error as TransportError {
-            throw error
-        } catch let error as NIOTooManyBytesError {
-            throw TransportError(
+        } catch {
+            throw failure(error, what: what)
+        }
+    }
+
+    /// The ``TransportError`` for `error`, met while sending `what` (`METHOD path`) or reading its answer: a
+    /// ``TransportError`` as it is, a library's error in one line with its code.
+    func failure(_ error: any Error, what: String) -> TransportError {
+        let host = baseURL.host ?? "the server"
+        switch error {
+        case let error as TransportError:
+            return error
+        case let error as NIOTooManyBytesError:
+            return TransportError(
                 .invalidResponse, "\(what): the answer is larger than \(configuration.maxResponseBytes) bytes",
                 underlying: error)
-        } catch let error as HTTPClientError where error == .connectTimeout {
-            throw TransportError(
-                .connectionFailed, ConnectionFailure.describe(error, host: baseURL.host ?? "the server", port: port) ?? "\(error)",
-                underlying: error)
-        } catch let error as HTTPClientError where Self.timeoutErrors.contains(error) {
-            throw TransportError(
+        case let error as HTTPClientError where error == .connectTimeout:
+            return TransportError(
+                .connectionFailed, ConnectionFailure.describe(error, host: host, port: port) ?? "\(error)", underlying: error)
+        case let error as HTTPClientError where Self.timeoutErrors.contains(error):
+            return TransportError(
                 .timedOut, "the server at \(baseURL.host ?? "?"):\(port) did not answer \(what) within \(configuration.timeout)",
                 underlying: error)
-        } catch let error as HTTPClientError where Self.malformedAnswerErrors.contains(error) {
-            throw TransportError(.invalidResponse, "\(what): the answer is not valid HTTP: \(error)", underlying: error)
-        } catch let error as HTTPParserError {
-            throw TransportError(.invalidResponse, "\(what): the answer is not valid HTTP: \(error)", underlying: error)
-        } catch let error as NIOSSLError {
-            throw TransportError(.tlsFailed, Self.describe(error), underlying: error)
-        } catch let error as NIOSSLExtraError where error == .failedToValidateHostname {
-            throw TransportError(
-                .tlsFailed, "the server's certificate does not name \(baseURL.host ?? "the server")", underlying: error)
-        } catch let error as NIOSSLExtraError {
-            throw TransportError(.tlsFailed, "the TLS handshake failed (\(error))", underlying: error)
-        } catch {
-            let line =
-                ConnectionFailure.describe(error, host: baseURL.host ?? "the server", port: port)
-                ?? "\(what) failed: \(error)"
-            throw TransportError(.connectionFailed, line, underlying: error)
+        case let error as HTTPClientError where Self.malformedAnswerErrors.contains(error):
+            return TransportError(.invalidResponse, "\(what): the answer is not valid HTTP: \(error)", underlying: error)
+        case let error as HTTPParserError:
+            return TransportError(.invalidResponse, "\(what): the answer is not valid HTTP: \(error)", underlying: error)
+        case let error as NIOSSLError:
+            return TransportError(.tlsFailed, Self.describe(error), underlying: error)
+        case let error as NIOSSLExtraError where error == .failedToValidateHostname:
+            return TransportError(.tlsFailed, "the server's certificate does not name \(host)", underlying: error)
+        case let error as NIOSSLExtraError:
+            return TransportError(.tlsFailed, "the TLS handshake failed (\(error))", underlying: error)
+        default:
+            let line = ConnectionFailure.describe(error, host: host, port: port) ?? "\(what) failed: \(error)"
+            return TransportError(.connectionFailed, line, underlying: error)
         }
     }
 
@@ -300,7 +312,9 @@ public struct HTTPClientTransport: SyncClientTransport {
         .bodyLengthMismatch, .identityCodingIncorrectlyPresent,
     ]
 
-    private func makeHTTPRequest(_ request: SyncRequest) -> HTTPClientRequest {
+    /// `request` as AsyncHTTPClient's request; `Accept-Encoding` asked for as `compressedAnswers` says, by
+    /// default as ``Configuration/acceptsCompressedAnswers`` does.
+    func makeHTTPRequest(_ request: SyncRequest, compressedAnswers: Bool? = nil) -> HTTPClientRequest {
         var httpRequest = HTTPClientRequest(url: urlPrefix + (request.path.hasPrefix("/") ? "" : "/") + request.path)
         httpRequest.method = HTTPMethod(rawValue: request.method.rawValue)
         if let contentType = request.contentType { httpRequest.headers.add(name: "Content-Type", value: contentType) }
@@ -313,7 +327,9 @@ public struct HTTPClientTransport: SyncClientTransport {
         }
         httpRequest.headers.add(name: "User-Agent", value: request.userAgent ?? AnchorageVersion.userAgent)
         if let device = request.device { httpRequest.headers.add(name: "X-Device-Token", value: device) }
-        if configuration.acceptsCompressedAnswers { httpRequest.headers.add(name: "Accept-Encoding", value: "gzip, deflate") }
+        if compressedAnswers ?? configuration.acceptsCompressedAnswers {
+            httpRequest.headers.add(name: "Accept-Encoding", value: "gzip, deflate")
+        }
         if !request.body.isEmpty || request.method == .post || request.method == .put {
             httpRequest.body = .bytes(ByteBuffer(bytes: request.body))
         }

@@ -108,11 +108,8 @@ public struct JSONCodec: SyncCodec, StoredFieldsEncoding, StoredFieldsDecoding {
     ///   duplicate key, and with ``SyncCore/CodecError/Code/limitExceeded`` for input
     ///   past ``limits`` or a number outside the range of `Int64`, `UInt64` or `Double`.
     public func decode(_ bytes: [UInt8]) throws(CodecError) -> SyncValue {
-        guard bytes.count <= limits.maxInputBytes else {
-            throw .limitExceeded("input of \(bytes.count) bytes is larger than the limit of \(limits.maxInputBytes) bytes")
-        }
         let limits = self.limits
-        return try bytes.withUnsafeBufferPointer { buffer throws(CodecError) in
+        return try limits.withInput(bytes) { buffer throws(CodecError) in
             var parser = JSONParser(input: buffer, limits: limits)
             return try parser.parseDocument()
         }

@@ -71,11 +71,8 @@ public struct MessagePackCodec: SyncCodec {
     ///   codec reads, and with ``SyncCore/CodecError/Code/limitExceeded`` for
     ///   input past ``limits`` or a timestamp beyond ±2^52 seconds from 1970.
     public func decode(_ bytes: [UInt8]) throws(CodecError) -> SyncValue {
-        guard bytes.count <= limits.maxInputBytes else {
-            throw .limitExceeded("input of \(bytes.count) bytes is larger than the limit of \(limits.maxInputBytes) bytes")
-        }
         let limits = self.limits
-        return try bytes.withUnsafeBufferPointer { buffer throws(CodecError) in
+        return try limits.withInput(bytes) { buffer throws(CodecError) in
             var reader = MessagePackReader(input: buffer, limits: limits)
             return try reader.readDocument()
         }

@@ -39,6 +39,6 @@ struct PostgresCommittedReads: CommittedReads {
     }
 
     func storeError(for error: any Error, while operation: String) -> any Error {
-        StoreError.wrapping(error, while: operation)
+        PostgresErrors.wrapping(error, while: operation)
     }
 }

@@ -64,7 +64,7 @@ extension PostgresStore: ChangeNotifyingStore {
             }
         } catch {
             listener.cancel()
-            throw StoreError.wrapping(error, while: "listening on channel \(channel)")
+            throw PostgresErrors.wrapping(error, while: "listening on channel \(channel)")
         }
         return stream
     }

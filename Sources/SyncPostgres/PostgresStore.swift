@@ -102,7 +102,7 @@ public import SyncCore
 /// (`COLLATE "C"`), which is Swift's order for strings in Unicode
 /// normalization form C; PostgreSQL `text` cannot hold NUL characters, so
 /// names containing one are refused with ``SyncCore/StoreError/Code/invalidArgument``.
-public final class PostgresStore: SyncStore {
+public final class PostgresStore: PositionTellingStore, StoredFormStore {
     /// The connection pool the store runs its queries on.
     public let client: PostgresClient
     /// The configuration the store was opened with.
@@ -129,8 +129,9 @@ public final class PostgresStore: SyncStore {
 
     // MARK: SyncStore
 
-    /// Runs `body` with exclusive access to `account`'s data (in this store
-    /// instance) and commits its writes in one SQL transaction when it returns.
+    /// Runs `body` with exclusive access to `account`'s data (in this store instance), commits its writes
+    /// in one SQL transaction when it returns, and tells the positions the commit handed out: the account's
+    /// last position before the commit, and after it.
     ///
     /// The transaction handed to `body` must not be used after `body`
     /// returns; a call then throws ``SyncCore/StoreError/Code/invalidArgument``.
@@ -138,16 +139,6 @@ public final class PostgresStore: SyncStore {
     /// account at the same time.
     /// - Throws: what `body` throws (nothing is written), or ``SyncCore/StoreError``
     ///   when the commit fails (nothing is written either).
-    public func transaction<Result: Sendable>(
-        for account: AccountID,
-        _ body: @Sendable (any StoreTransaction) async throws -> Result
-    ) async throws -> Result {
-        try await transactionWithPositions(for: account, body).result
-    }
-
-    /// Runs `body` as ``transaction(for:_:)`` does and tells the positions its commit handed out:
-    /// the account's last position before the commit, and after it.
-    /// - Throws: as ``transaction(for:_:)``.
     public func transactionWithPositions<Result: Sendable>(
         for account: AccountID,
         _ body: @Sendable (any StoreTransaction) async throws -> Result
@@ -155,19 +146,13 @@ public final class PostgresStore: SyncStore {
         guard !account.rawValue.utf8.contains(0) else {
             throw StoreError(.invalidArgument, "an account name contains a NUL character, which PostgreSQL cannot store")
         }
-        await locks.acquire(account)
-        defer { locks.release(account) }
-        let attempts = max(1, configuration.maximumAttempts)
-        for attempt in 0..<attempts {
+        return try await locks.retryingConflicts(for: account, attempts: configuration.maximumAttempts) { earlierAttempts in
             let outcome =
-                attempt == 0
+                earlierAttempts == 0
                 ? try await runOptimistically(body, for: account) : try await runLocked(body, for: account)
-            if case .committed(let result, let positions) = outcome { return (result, positions) }
+            guard case .committed(let result, let positions) = outcome else { return nil }
+            return (result, positions)
         }
-        throw StoreError(
-            .conflict,
-            "another process kept changing account \(account); "
-                + "the transaction ran \(attempts) times without committing")
     }
 
     /// Runs `body` on `account`'s committed data without the account's lock: each read sees the latest
@@ -181,34 +166,18 @@ public final class PostgresStore: SyncStore {
         guard !account.rawValue.utf8.contains(0) else {
             throw StoreError(.invalidArgument, "an account name contains a NUL character, which PostgreSQL cannot store")
         }
-        return try await BufferedTransaction.readCommitted(
-            account: account, reads: PostgresCommittedReads(client: client, queries: queries), body)
+        return try await BufferedTransaction.readCommitted(account: account, reads: committedReads, body)
     }
 
-    /// The records of `account` written after `position`, tombstones
-    /// included, in order of position.
+    /// The records of `account` written after `position`, tombstones included, in order of position, with
+    /// their fields as the database holds them (``SyncCore/StoredFormStore`` decodes them for
+    /// ``SyncCore/SyncStore/changes(for:after:in:limit:)``).
     /// - Throws: ``SyncCore/StoreError/Code/invalidArgument`` when `limit` is
     ///   below 1, or ``SyncCore/StoreError`` when the database cannot be read.
-    public func changes(
-        for account: AccountID,
-        after position: ChangePosition,
-        in collections: Set<CollectionID>?,
-        limit: Int
-    ) async throws -> ChangeBatch {
-        try ChangeBatch(decoding: await encodedChanges(for: account, after: position, in: collections, limit: limit))
-    }
-
-    /// ``changes(for:after:in:limit:)`` with the records' fields as the database holds them, not decoded.
-    /// - Throws: as ``changes(for:after:in:limit:)`` does.
     public func encodedChanges(
-        for account: AccountID,
-        after position: ChangePosition,
-        in collections: Set<CollectionID>?,
-        limit: Int
+        for account: AccountID, after position: ChangePosition, in collections: Set<CollectionID>?, limit: Int
     ) async throws -> EncodedChangeBatch {
-        guard limit >= 1 else {
-            throw StoreError(.invalidArgument, "changes: limit must be at least 1, got \(limit)")
-        }
+        try ChangeBatch.requireValidLimit(limit)
         return try await withStoreErrors("reading the changes of \(account)") {
             try await queries.encodedChanges(of: account, after: position, in: collections, limit: limit, client)
         }
@@ -237,26 +206,13 @@ public final class PostgresStore: SyncStore {
     private func runOptimistically<Result: Sendable>(
         _ body: @Sendable (any StoreTransaction) async throws -> Result, for account: AccountID
     ) async throws -> Attempt<Result> {
-        let transaction = BufferedTransaction(account: account, reads: PostgresCommittedReads(client: client, queries: queries))
-        let result: Result
-        do {
-            result = try await body(transaction)
-        } catch {
-            _ = transaction.finish()
-            throw error
-        }
-        let outcome = transaction.finish()
+        let (result, outcome) = try await BufferedTransaction.run(account: account, reads: committedReads, body)
         guard outcome.readsAgree else { return .conflicted }
         if outcome.writes.isEmpty { return .committed(result, nil) }
-        let (queries, channel) = (self.queries, configuration.notificationChannel)
         do {
             let positions = try await withStoreErrors("committing a transaction of \(account)") {
                 // One statement, so one transaction of its own.
-                try await client.withConnection { connection in
-                    try await queries.commit(
-                        outcome.writes, of: account, expectedRevision: outcome.oldestRevisionRead,
-                        notifying: channel, connection)
-                }
+                try await client.withConnection { connection in try await commit(outcome, of: account, connection) }
             }
             return .committed(result, positions)
         } catch let error where Self.isConflict(error) {
@@ -273,29 +229,23 @@ public final class PostgresStore: SyncStore {
     private func runLocked<Result: Sendable>(
         _ body: @Sendable (any StoreTransaction) async throws -> Result, for account: AccountID
     ) async throws -> Attempt<Result> {
-        let (client, queries) = (self.client, self.queries)
-        let (logger, channel) = (configuration.logger, configuration.notificationChannel)
+        let logger = configuration.logger
         do {
             return try await client.withConnection { connection in
                 try await Self.inSQLTransaction(connection, logger: logger) {
                     try await withStoreErrors("locking account \(account)") {
                         try await queries.lockAccount(account, connection)
                     }
-                    let transaction = BufferedTransaction(account: account, reads: PostgresCommittedReads(client: client, queries: queries))
-                    let result: Result
+                    let (result, outcome): (Result, BufferedTransaction.Outcome)
                     do {
-                        result = try await body(transaction)
+                        (result, outcome) = try await BufferedTransaction.run(account: account, reads: committedReads, body)
                     } catch {
-                        _ = transaction.finish()
                         throw BodyFailure(error: error)
                     }
-                    let outcome = transaction.finish()
                     guard outcome.readsAgree else { return .conflicted }
                     guard !outcome.writes.isEmpty else { return .committed(result, nil) }
                     let positions = try await withStoreErrors("committing a transaction of \(account)") {
-                        try await queries.commit(
-                            outcome.writes, of: account, expectedRevision: outcome.oldestRevisionRead,
-                            notifying: channel, connection)
+                        try await commit(outcome, of: account, connection)
                     }
                     return .committed(result, positions)
                 }
@@ -305,8 +255,22 @@ public final class PostgresStore: SyncStore {
         } catch let error where Self.isConflict(error) {
             return .conflicted
         } catch {
-            throw StoreError.wrapping(error, while: "running a transaction of \(account)")
+            throw PostgresErrors.wrapping(error, while: "running a transaction of \(account)")
         }
+    }
+
+    /// How a transaction reads the committed data.
+    private var committedReads: PostgresCommittedReads { PostgresCommittedReads(client: client, queries: queries) }
+
+    /// Commits what a transaction wrote to `account` on `connection`, if no other process committed to the
+    /// account since the oldest revision the transaction read.
+    /// - Throws: ``RevisionConflict`` when one did, or what the database throws.
+    private func commit(
+        _ outcome: BufferedTransaction.Outcome, of account: AccountID, _ connection: PostgresConnection
+    ) async throws -> CommittedPositions {
+        try await queries.commit(
+            outcome.writes, of: account, expectedRevision: outcome.oldestRevisionRead,
+            notifying: configuration.notificationChannel, connection)
     }
 
     /// Runs `work` between `BEGIN` and `COMMIT` on `connection`, rolling back when it throws.
@@ -329,9 +293,9 @@ public final class PostgresStore: SyncStore {
     private static func isConflict(_ error: any Error) -> Bool {
         if error is RevisionConflict { return true }
         if let storeError = error as? StoreError, let underlying = storeError.underlying {
-            return StoreError.isSerializationFailure(underlying)
+            return PostgresErrors.isSerializationFailure(underlying)
         }
-        return StoreError.isSerializationFailure(error)
+        return PostgresErrors.isSerializationFailure(error)
     }
 }
 

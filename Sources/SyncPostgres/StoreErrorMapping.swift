@@ -1,17 +1,11 @@
 import PostgresNIO
 import SyncCore
 
-/// Thrown inside a commit when another process changed the account since the
-/// transaction read it; the store runs the transaction again.
-struct RevisionConflict: Error {}
-
-extension StoreError {
-    /// The ``StoreError`` for an error of postgres-nio or PostgreSQL met while doing `operation`;
-    /// a ``StoreError``, a `CancellationError` and a ``RevisionConflict`` pass through unchanged.
-    static func wrapping(_ error: any Error, while operation: String) -> any Error {
+/// Turns the errors of postgres-nio and PostgreSQL into ``StoreError``s.
+enum PostgresErrors: StoreErrorWrapping {
+    /// The ``StoreError`` for an error of postgres-nio or PostgreSQL met while doing `operation`.
+    static func storeError(forLibraryError error: any Error, while operation: String) -> StoreError? {
         switch error {
-        case is StoreError, is CancellationError, is RevisionConflict:
-            return error
         case let postgresError as PSQLError:
             let code = code(for: postgresError)
             let detail = postgresError.serverInfo?[.message].map { "\($0) (SQLSTATE \(sqlState(of: postgresError) ?? "?"))" }
@@ -19,7 +13,7 @@ extension StoreError {
         case let decodingError as PostgresDecodingError:
             return StoreError(.corrupt, "\(operation): \(decodingError)", underlying: error)
         default:
-            return StoreError(.unavailable, "\(operation): \(error)", underlying: error)
+            return nil
         }
     }
 
@@ -36,7 +30,7 @@ extension StoreError {
     }
 
     /// The kind of failure a postgres-nio error stands for.
-    private static func code(for error: PSQLError) -> Code {
+    private static func code(for error: PSQLError) -> StoreError.Code {
         guard let state = sqlState(of: error) else { return .unavailable }
         if state == "53100" { return .storageFull }  // disk_full
         switch state.prefix(2) {
@@ -50,9 +44,5 @@ extension StoreError {
 
 /// Runs `operation`, turning what it throws into a ``StoreError`` that names `description`.
 func withStoreErrors<T>(_ description: String, _ operation: () async throws -> T) async throws -> T {
-    do {
-        return try await operation()
-    } catch {
-        throw StoreError.wrapping(error, while: description)
-    }
+    try await PostgresErrors.withStoreErrors(description, operation)
 }

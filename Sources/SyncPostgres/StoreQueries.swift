@@ -107,17 +107,8 @@ struct StoreQueries: Sendable {
                 ON r.account_id = a.id
                 AND (r.collection, r.record_id) IN (SELECT * FROM unnest(\(collections)::text[], \(ids)::text[]))
             """, on: client, logger: logger)
-        var found: [RecordKey: EncodedStoredRecord] = [:]
-        var revision: Int64 = 0
-        for try await row in rows {
-            let (rowRevision, collection, id, position, isDeleted, modifiedAt, node, fields) = try row.decode(
-                (Int64?, String?, String?, Int64?, Bool?, Double?, String?, Data?).self)
-            revision = rowRevision ?? 0
-            if let record = try Self.encodedStoredRecord((collection, id, position, isDeleted, modifiedAt, node, fields)) {
-                found[record.key] = record
-            }
-        }
-        return (found, revision)
+        let (records, revision) = try await Self.encodedRecordsAndRevision(rows)
+        return (Dictionary(records.map { ($0.key, $0) }, uniquingKeysWith: { _, later in later }), revision)
     }
 
     /// The committed records at `keys`, by key, the metadata value `key` of `peer`, and the account's
@@ -172,17 +163,7 @@ struct StoreQueries: Sendable {
             ) AS r ON true
             ORDER BY r.record_id COLLATE "C"
             """, on: client, logger: logger)
-        var found: [EncodedStoredRecord] = []
-        var revision: Int64 = 0
-        for try await row in rows {
-            let (rowRevision, collection, id, position, isDeleted, modifiedAt, node, fields) = try row.decode(
-                (Int64?, String?, String?, Int64?, Bool?, Double?, String?, Data?).self)
-            revision = rowRevision ?? 0
-            if let record = try Self.encodedStoredRecord((collection, id, position, isDeleted, modifiedAt, node, fields)) {
-                found.append(record)
-            }
-        }
-        return (found, revision)
+        return try await Self.encodedRecordsAndRevision(rows)
     }
 
     /// The committed metadata value of `account` for `peer` under `key`, and the account's revision.
@@ -472,6 +453,24 @@ struct StoreQueries: Sendable {
                     position: ChangePosition(try Self.position(position)), fields: Data(fields)))
         }
         return records
+    }
+
+    /// The records of rows that hold the account's revision and then ``joinedRecordColumns`` (no record when
+    /// the columns are null), in the rows' order, and the account's revision (0 when there is no account).
+    private static func encodedRecordsAndRevision(
+        _ rows: some AsyncSequence<PostgresRow, any Error>
+    ) async throws -> ([EncodedStoredRecord], revision: Int64) {
+        var found: [EncodedStoredRecord] = []
+        var revision: Int64 = 0
+        for try await row in rows {
+            let (rowRevision, collection, id, position, isDeleted, modifiedAt, node, fields) = try row.decode(
+                (Int64?, String?, String?, Int64?, Bool?, Double?, String?, Data?).self)
+            revision = rowRevision ?? 0
+            if let record = try Self.encodedStoredRecord((collection, id, position, isDeleted, modifiedAt, node, fields)) {
+                found.append(record)
+            }
+        }
+        return (found, revision)
     }
 
     /// The record in a row of ``recordColumns``, or `nil` when a join found none.

@@ -245,7 +245,7 @@ public final class PushClient: Sendable {
                 failure = error
             }
             if Task.isCancelled { return }
-            if since == nil { since = Self.stopwatch(configuration.clock) }
+            if since == nil { since = RetryPolicy.stopwatch(on: configuration.clock) }
             failures += 1
             let wait = policy.jitteredDelay(beforeRetry: failures, using: &random)
             if let failure {
@@ -271,14 +271,6 @@ public final class PushClient: Sendable {
     }
 
     /// The time since this call on `clock`.
-    private static func stopwatch(_ clock: any Clock<Duration>) -> () -> Duration {
-        func start<C: Clock<Duration>>(_ clock: C) -> () -> Duration {
-            let start = clock.now
-            return { start.duration(to: clock.now) }
-        }
-        return start(clock)
-    }
-
     /// Registers the monitored collections and takes the answer's tokens and polled collections.
     private func register() async throws {
         let request = try endpoint.request(

@@ -41,7 +41,7 @@ struct SQLiteCommittedReads: CommittedReads {
     func requireStorable(_ text: String, _ what: String) throws {}
 
     func storeError(for error: any Error, while operation: String) -> any Error {
-        StoreError.wrapping(error, while: operation)
+        SQLiteErrors.wrapping(error, while: operation)
     }
 
     /// Reads the account's revision, then runs `query`, on the calling thread.

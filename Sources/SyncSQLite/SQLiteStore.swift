@@ -67,7 +67,7 @@ public import SyncCore
 /// compared by their UTF-8 bytes, which is Swift's order for strings in
 /// Unicode normalization form C; ids that differ only in normalization are
 /// different records here.
-public final class SQLiteStore: ChangeNotifyingStore {
+public final class SQLiteStore: ChangeNotifyingStore, PositionTellingStore, StoredFormStore {
     /// The database file, or `nil` for an in-memory store.
     public let path: String?
     /// The configuration the store was opened with.
@@ -152,8 +152,9 @@ public final class SQLiteStore: ChangeNotifyingStore {
 
     // MARK: SyncStore
 
-    /// Runs `body` with exclusive access to `account`'s data (in this process)
-    /// and commits its writes in one SQLite transaction when it returns.
+    /// Runs `body` with exclusive access to `account`'s data (in this process), commits its
+    /// writes in one SQLite transaction when it returns, and tells the positions the commit handed out:
+    /// the account's last position before the commit, and after it.
     ///
     /// The transaction handed to `body` must not be used after `body`
     /// returns; a call then throws ``SyncCore/StoreError/Code/invalidArgument``.
@@ -161,34 +162,14 @@ public final class SQLiteStore: ChangeNotifyingStore {
     /// account at the same time.
     /// - Throws: what `body` throws (nothing is written), or ``SyncCore/StoreError``
     ///   when the commit fails (nothing is written either).
-    public func transaction<Result: Sendable>(
-        for account: AccountID,
-        _ body: @Sendable (any StoreTransaction) async throws -> Result
-    ) async throws -> Result {
-        try await transactionWithPositions(for: account, body).result
-    }
-
-    /// Runs `body` as ``transaction(for:_:)`` does and tells the positions its commit handed out:
-    /// the account's last position before the commit, and after it.
-    /// - Throws: as ``transaction(for:_:)``.
     public func transactionWithPositions<Result: Sendable>(
         for account: AccountID,
         _ body: @Sendable (any StoreTransaction) async throws -> Result
     ) async throws -> (result: Result, positions: CommittedPositions?) {
-        await locks.acquire(account)
-        defer { locks.release(account) }
-        let attempts = max(1, configuration.maximumAttempts)
-        for _ in 0..<attempts {
-            let transaction = BufferedTransaction(account: account, reads: SQLiteCommittedReads(database: database))
-            let result: Result
-            do {
-                result = try await body(transaction)
-            } catch {
-                _ = transaction.finish()
-                throw error
-            }
-            let outcome = transaction.finish()
-            guard outcome.readsAgree else { continue }
+        try await locks.retryingConflicts(for: account, attempts: configuration.maximumAttempts) { _ in
+            let reads = SQLiteCommittedReads(database: database)
+            let (result, outcome) = try await BufferedTransaction.run(account: account, reads: reads, body)
+            guard outcome.readsAgree else { return nil }
             if outcome.writes.isEmpty { return (result, nil) }
             do {
                 let positions = try await commit(outcome, of: account)
@@ -197,13 +178,9 @@ public final class SQLiteStore: ChangeNotifyingStore {
                 }
                 return (result, positions)
             } catch is RevisionConflict {
-                continue
+                return nil
             }
         }
-        throw StoreError(
-            .conflict,
-            "another process kept changing account \(account); "
-                + "the transaction ran \(attempts) times without committing")
     }
 
     /// Runs `body` on `account`'s committed data without the account's lock: each read sees the latest
@@ -217,30 +194,15 @@ public final class SQLiteStore: ChangeNotifyingStore {
         try await BufferedTransaction.readCommitted(account: account, reads: SQLiteCommittedReads(database: database), body)
     }
 
-    /// The records of `account` written after `position`, tombstones
-    /// included, in order of position.
+    /// The records of `account` written after `position`, tombstones included, in order of position, with
+    /// their fields as the database holds them (``SyncCore/StoredFormStore`` decodes them for
+    /// ``SyncCore/SyncStore/changes(for:after:in:limit:)``).
     /// - Throws: ``SyncCore/StoreError/Code/invalidArgument`` when `limit` is
     ///   below 1, or ``SyncCore/StoreError`` when the database cannot be read.
-    public func changes(
-        for account: AccountID,
-        after position: ChangePosition,
-        in collections: Set<CollectionID>?,
-        limit: Int
-    ) async throws -> ChangeBatch {
-        try ChangeBatch(decoding: await encodedChanges(for: account, after: position, in: collections, limit: limit))
-    }
-
-    /// ``changes(for:after:in:limit:)`` with the records' fields as the database holds them, not decoded.
-    /// - Throws: as ``changes(for:after:in:limit:)`` does.
     public func encodedChanges(
-        for account: AccountID,
-        after position: ChangePosition,
-        in collections: Set<CollectionID>?,
-        limit: Int
+        for account: AccountID, after position: ChangePosition, in collections: Set<CollectionID>?, limit: Int
     ) async throws -> EncodedChangeBatch {
-        guard limit >= 1 else {
-            throw StoreError(.invalidArgument, "changes: limit must be at least 1, got \(limit)")
-        }
+        try ChangeBatch.requireValidLimit(limit)
         return try withStoreErrors("reading the changes of \(account)") {
             try readOnCallingThread(database) { db in
                 try StoreQueries.encodedChanges(of: account, after: position, in: collections, limit: limit, db)

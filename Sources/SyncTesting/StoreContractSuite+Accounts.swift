@@ -6,8 +6,7 @@ extension StoreContractSuite {
     /// metadata or change sequence, even under the same record keys and peers.
     /// - Throws: ``VerificationError`` naming the rule "account isolation".
     public func verifyAccountIsolation() async throws {
-        let check = Check.accountIsolation.rule
-        try await checking(check) { store in
+                try await checking(.accountIsolation) { store, check in
             let alice: AccountID = "contract-alice"
             let bob: AccountID = "contract-bob"
             let peer: PeerID = "shared-peer"
@@ -79,8 +78,7 @@ extension StoreContractSuite {
     /// no error; metadata never appears in the changes.
     /// - Throws: ``VerificationError`` naming the rule "metadata".
     public func verifyMetadata() async throws {
-        let check = Check.metadata.rule
-        try await checking(check) { store in
+                try await checking(.metadata) { store, check in
             let account: AccountID = "contract-metadata"
             let phone: PeerID = "phone"
             let laptop: PeerID = "laptop"
@@ -136,8 +134,7 @@ extension StoreContractSuite {
     /// keeps working afterwards.
     /// - Throws: ``VerificationError`` naming the rule "invalid limits rejected".
     public func verifyInvalidLimitsRejected() async throws {
-        let check = Check.invalidLimitsRejected.rule
-        try await checking(check) { store in
+                try await checking(.invalidLimitsRejected) { store, check in
             let account: AccountID = "contract-limits"
             try await Self.put([Self.record("notes", "a")], in: store, for: account)
             for limit in [0, -1, Int.min] {

@@ -7,8 +7,7 @@ extension StoreContractSuite {
     /// positions, and that ``SyncStore/latestPosition(for:)`` is the last of them.
     /// - Throws: ``VerificationError`` naming the rule "change sequence".
     public func verifyChangeSequence() async throws {
-        let check = Check.changeSequence.rule
-        try await checking(check) { store in
+                try await checking(.changeSequence) { store, check in
             let account: AccountID = "contract-change-sequence"
             let commits: [[SyncRecord]] = [
                 [Self.record("notes", "n1", ["v": 1]), Self.record("tasks", "t1")],
@@ -95,8 +94,7 @@ extension StoreContractSuite {
     /// after the end gives an empty page at the position asked after.
     /// - Throws: ``VerificationError`` naming the rule "paging".
     public func verifyPaging() async throws {
-        let check = Check.paging.rule
-        try await checking(check) { store in
+                try await checking(.paging) { store, check in
             let account: AccountID = "contract-paging"
             let written = (1...7).map { Self.record("notes", RecordID("p\($0)")) }
             try await Self.putEach(written, in: store, for: account)
@@ -164,8 +162,7 @@ extension StoreContractSuite {
     /// that an empty set of collections gives no changes.
     /// - Throws: ``VerificationError`` naming the rule "collection filter".
     public func verifyCollectionFilter() async throws {
-        let check = Check.collectionFilter.rule
-        try await checking(check) { store in
+                try await checking(.collectionFilter) { store, check in
             let account: AccountID = "contract-collection-filter"
             let collections: [CollectionID] = ["notes", "tasks", "tags"]
             let written = (0..<15).map { Self.record(collections[$0 % 3], RecordID("r\($0)")) }

@@ -9,10 +9,9 @@ extension StoreContractSuite {
     /// the changes, at the latest position.
     /// - Throws: ``VerificationError`` naming the rule "concurrent increments".
     public func verifyConcurrentIncrements() async throws {
-        let check = Check.concurrentIncrements.rule
         let writers = concurrentWriters
         let increments = incrementsPerWriter
-        try await checking(check) { store in
+        try await checking(.concurrentIncrements) { store, check in
             let account: AccountID = "contract-increments"
             let key = RecordKey(collection: "counters", id: "shared")
             try await Self.put([Self.record("counters", "shared", ["count": 0])], in: store, for: account)
@@ -61,10 +60,9 @@ extension StoreContractSuite {
     /// committed after a later position was already visible.
     /// - Throws: ``VerificationError`` naming the rule "concurrent reader sees every change once".
     public func verifyConcurrentReaderSeesEveryChangeOnce() async throws {
-        let check = Check.concurrentReaderSeesEveryChangeOnce.rule
         let writers = concurrentWriters
         let transactions = incrementsPerWriter
-        try await checking(check) { store in
+        try await checking(.concurrentReaderSeesEveryChangeOnce) { store, check in
             let account: AccountID = "contract-concurrent-reader"
             let writersDone = ContractFlag()
             var expected = Set<RecordKey>()

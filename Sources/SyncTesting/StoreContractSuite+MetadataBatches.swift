@@ -10,8 +10,7 @@ extension StoreContractSuite {
     /// other peers and accounts alone, and is undone with the rest of a transaction that throws.
     /// - Throws: ``VerificationError`` naming the rule "metadata batches".
     public func verifyMetadataBatches() async throws {
-        let check = Check.metadataBatches.rule
-        try await checking(check) { store in
+                try await checking(.metadataBatches) { store, check in
             let account: AccountID = "contract-metadata-batches"
             let (device, other): (PeerID, PeerID) = ("device", "other")
             let mapped = (0..<1_200).map { "map/\($0)" }

@@ -9,8 +9,7 @@ extension StoreContractSuite {
     /// reads back as the same record.
     /// - Throws: ``VerificationError`` naming the rule "round trip".
     public func verifyRoundTrip() async throws {
-        let check = Check.roundTrip.rule
-        try await checking(check) { store in
+                try await checking(.roundTrip) { store, check in
             let account: AccountID = "contract-round-trip"
             let empty = try await store.changes(for: account, after: .start, in: nil, limit: 10)
             try require(
@@ -74,8 +73,7 @@ extension StoreContractSuite {
     /// ``StoreTransaction/encodedRecords(in:after:limit:)``), and that they commit.
     /// - Throws: ``VerificationError`` naming the rule "read your writes".
     public func verifyReadYourWrites() async throws {
-        let check = Check.readYourWrites.rule
-        try await checking(check) { store in
+                try await checking(.readYourWrites) { store, check in
             let account: AccountID = "contract-read-your-writes"
             let committed = ["b", "d", "f"].map { Self.record("items", RecordID($0), ["v": 1]) }
             try await Self.put(committed, in: store, for: account)
@@ -189,8 +187,7 @@ extension StoreContractSuite {
     /// transaction runs and commits after everything committed before.
     /// - Throws: ``VerificationError`` naming the rule "rollback on throw".
     public func verifyRollbackOnThrow() async throws {
-        let check = Check.rollbackOnThrow.rule
-        try await checking(check) { store in
+                try await checking(.rollbackOnThrow) { store, check in
             let account: AccountID = "contract-rollback"
             let peer: PeerID = "peer-1"
             let kept = Self.record("notes", "kept", ["v": 1])
@@ -251,8 +248,7 @@ extension StoreContractSuite {
     /// last fields.
     /// - Throws: ``VerificationError`` naming the rule "rewrite appears once".
     public func verifyRewriteAppearsOnce() async throws {
-        let check = Check.rewriteAppearsOnce.rule
-        try await checking(check) { store in
+                try await checking(.rewriteAppearsOnce) { store, check in
             let account: AccountID = "contract-rewrite"
             try await Self.putEach(
                 [Self.record("notes", "a", ["v": 1]), Self.record("notes", "b"), Self.record("notes", "c")],
@@ -294,8 +290,7 @@ extension StoreContractSuite {
     /// at a new position.
     /// - Throws: ``VerificationError`` naming the rule "purge".
     public func verifyPurge() async throws {
-        let check = Check.purge.rule
-        try await checking(check) { store in
+                try await checking(.purge) { store, check in
             let account: AccountID = "contract-purge"
             try await Self.putEach(
                 [Self.record("notes", "a"), Self.record("notes", "b"), Self.record("notes", "c")], in: store,
@@ -356,8 +351,7 @@ extension StoreContractSuite {
     /// refuses a write with ``StoreError/Code/invalidArgument``, writing nothing.
     /// - Throws: ``VerificationError`` when the store breaks the rule.
     public func verifyReadCommitted() async throws {
-        let check = Check.readCommitted.rule
-        try await checking(check) { store in
+                try await checking(.readCommitted) { store, check in
             let account: AccountID = "contract-read-committed"
             let peer: PeerID = "peer-1"
             let committed = Self.record("items", "a", ["v": 1])

@@ -8,19 +8,20 @@ extension StoreContractSuite {
         try await makeStore()
     }
 
-    /// Runs the body of `check` on a fresh store, turning any error that is
-    /// not already a ``VerificationError`` into one that names the check.
-    func checking(_ check: String, _ body: (any SyncStore) async throws -> Void) async throws {
+    /// Runs the body of `check` on a fresh store, handing it the name of the check's rule, and turns any
+    /// error that is not already a ``VerificationError`` into one that names the check.
+    func checking(_ check: Check, _ body: (any SyncStore, _ rule: String) async throws -> Void) async throws {
+        let rule = check.rule
         let store: any SyncStore
         do { store = try await freshStore() } catch {
-            throw failure(check, "the store factory failed: \(error)")
+            throw failure(rule, "the store factory failed: \(error)")
         }
         do {
-            try await body(store)
+            try await body(store, rule)
         } catch let error as VerificationError {
             throw error
         } catch {
-            throw failure(check, "the store threw \(error)")
+            throw failure(rule, "the store threw \(error)")
         }
     }
 

@@ -37,17 +37,11 @@ struct XMLPlistWriter {
             try appendEscaped(string)
             output.append(contentsOf: "</string>\n".utf8)
         case .integer(let integer):
-            output.append(contentsOf: "<integer>".utf8)
-            PlistNumberFormat.append(integer: integer, to: &output)
-            output.append(contentsOf: "</integer>\n".utf8)
+            appendElement("integer") { PlistNumberFormat.append(integer: integer, to: &$0) }
         case .unsignedInteger(let integer):
-            output.append(contentsOf: "<integer>".utf8)
-            PlistNumberFormat.append(unsigned: integer, to: &output)
-            output.append(contentsOf: "</integer>\n".utf8)
+            appendElement("integer") { PlistNumberFormat.append(unsigned: integer, to: &$0) }
         case .real(let real):
-            output.append(contentsOf: "<real>".utf8)
-            PlistNumberFormat.append(real: real, to: &output)
-            output.append(contentsOf: "</real>\n".utf8)
+            appendElement("real") { PlistNumberFormat.append(real: real, to: &$0) }
         case .bool(let bool):
             output.append(contentsOf: (bool ? "<true/>\n" : "<false/>\n").utf8)
         case .date(let date):
@@ -60,33 +54,20 @@ struct XMLPlistWriter {
                 throw XMLPlistWriteFailure(
                     .unsupportedValue, "XML property lists carry dates to the second; \(CodecError.describing(date)) has a fraction")
             }
-            output.append(contentsOf: "<date>".utf8)
-            PlistDateFormat.append(seconds: Int64(seconds), to: &output)
-            output.append(contentsOf: "</date>\n".utf8)
+            appendElement("date") { PlistDateFormat.append(seconds: Int64(seconds), to: &$0) }
         case .data(let bytes):
             output.append(contentsOf: "<data>\n".utf8)
             PlistBase64.appendLines(of: bytes, indent: depth, to: &output)
             indent(depth)
             output.append(contentsOf: "</data>\n".utf8)
         case .array(let elements):
-            try checkDepth(depth)
-            if elements.isEmpty {
-                output.append(contentsOf: "<array/>\n".utf8)
-                return
-            }
-            output.append(contentsOf: "<array>\n".utf8)
+            guard try openContainer("array", isEmpty: elements.isEmpty, depth: depth) else { return }
             for (index, element) in elements.enumerated() {
                 do { try write(element, depth: depth + 1) } catch { throw error.inside(.index(index)) }
             }
-            indent(depth)
-            output.append(contentsOf: "</array>\n".utf8)
+            closeContainer("array", depth: depth)
         case .dictionary(let entries):
-            try checkDepth(depth)
-            if entries.isEmpty {
-                output.append(contentsOf: "<dict/>\n".utf8)
-                return
-            }
-            output.append(contentsOf: "<dict>\n".utf8)
+            guard try openContainer("dict", isEmpty: entries.isEmpty, depth: depth) else { return }
             for key in entries.keys.sorted(by: { $0.utf8.lexicographicallyPrecedes($1.utf8) }) {
                 indent(depth + 1)
                 output.append(contentsOf: "<key>".utf8)
@@ -94,11 +75,31 @@ struct XMLPlistWriter {
                 output.append(contentsOf: "</key>\n".utf8)
                 do { try write(entries[key]!, depth: depth + 1) } catch { throw error.inside(.key(key)) }
             }
-            indent(depth)
-            output.append(contentsOf: "</dict>\n".utf8)
+            closeContainer("dict", depth: depth)
         case .null:
             throw XMLPlistWriteFailure(.unsupportedValue, "property lists cannot carry null")
         }
+    }
+
+    /// Appends `<tag>`, what `content` appends, and `</tag>` ending the line.
+    private mutating func appendElement(_ tag: String, _ content: (inout [UInt8]) -> Void) {
+        output.append(contentsOf: "<\(tag)>".utf8)
+        content(&output)
+        output.append(contentsOf: "</\(tag)>\n".utf8)
+    }
+
+    /// Opens the array or dictionary element `tag` at `depth`: `<tag/>` when it is empty, and then `false`
+    /// as nothing more is to be written, else `<tag>` and `true`.
+    private mutating func openContainer(_ tag: String, isEmpty: Bool, depth: Int) throws(XMLPlistWriteFailure) -> Bool {
+        try checkDepth(depth)
+        output.append(contentsOf: (isEmpty ? "<\(tag)/>\n" : "<\(tag)>\n").utf8)
+        return !isEmpty
+    }
+
+    /// Closes the element `tag` opened with ``openContainer(_:isEmpty:depth:)`` at `depth`, on a line of its own.
+    private mutating func closeContainer(_ tag: String, depth: Int) {
+        indent(depth)
+        output.append(contentsOf: "</\(tag)>\n".utf8)
     }
 
     private func checkDepth(_ depth: Int) throws(XMLPlistWriteFailure) {

@@ -66,7 +66,8 @@ struct Files: AsyncParsableCommand {
         @Option(
             help: """
                 Seconds one request may take, a large file's transfer included. A sync stops at the first request \
-                that gets no answer (a refused connection at once, a server that does not take the connection after 30 seconds), and what \
+                that gets no answer (a refused connection after a few quick retries, about 3 seconds; a server that does not take the \
+                connection after about 30 seconds: 20 seconds of retries and a 10-second connect), and what \
                 waits stays for the next sync.
                 """)
         var timeout: Int = 3600
@@ -120,8 +121,8 @@ struct Files: AsyncParsableCommand {
         /// The one line for a sync that stopped: why the server could not be reached, whose credentials it
         /// refused, or what it answered.
         static func describe(_ error: WebDAVError, user: String?) -> String {
-            switch error.kind {
-            case .noAnswer where !error.detail.isEmpty:
+            switch error.code {
+            case .noAnswer where !error.detail.isEmpty, .tlsFailed where !error.detail.isEmpty:
                 return error.detail
             case .unauthorized:
                 return user.map { "the server refused user \($0)'s password" }

@@ -33,7 +33,7 @@ struct WebDAVClientTests {
         let stale = await #expect(throws: WebDAVError.self) {
             try await client.upload(from: file, to: "a b.txt", precondition: .etag(item.etag!))
         }
-        #expect(stale?.kind == .changedOnServer && stale?.failureClass == .conflict)
+        #expect(stale?.code == .changedOnServer && stale?.failureClass == .conflict)
 
         let changed = try #require(try await client.item(at: "a b.txt"))
         await #expect(throws: WebDAVError.self) { try await client.move("a b.txt", to: "d/b.txt", precondition: .etag(item.etag!)) }
@@ -57,21 +57,21 @@ struct WebDAVClientTests {
             return nil
         }
         let missing = await kind { try await client.upload(from: file, to: "gone/x", precondition: .absent) }
-        #expect(missing?.kind == .parentMissing && missing?.status == 409)
+        #expect(missing?.code == .parentMissing && missing?.status == 409)
         let exists = await kind { try await client.makeCollection("") }
-        #expect(exists?.kind == .notAllowed && exists?.failureClass == .refused)
+        #expect(exists?.code == .notAllowed && exists?.failureClass == .refused)
         let notFound = await kind { try await client.delete("nothing") }
-        #expect(notFound?.kind == .notFound)
+        #expect(notFound?.code == .notFound)
         for (status, expected, failureClass) in [
-            (403, WebDAVError.Kind.notAllowed, SyncFailureClass.refused), (423, .locked, .retryLater),
+            (403, WebDAVError.Code.notAllowed, SyncFailureClass.refused), (423, .locked, .retryLater),
             (500, .serverError, .retryLater), (503, .serverError, .retryLater), (507, .serverFull, .retryLater),
         ] {
             let error = await kind { try await client.upload(from: file, to: ".anchorage-status-\(status)", precondition: .none) }
-            #expect(error?.kind == expected && error?.status == status && error?.failureClass == failureClass)
+            #expect(error?.code == expected && error?.status == status && error?.failureClass == failureClass)
         }
         let offline = WebDAVClient(transport: WebDAVHTTPTransport(baseURL: URL(string: "http://127.0.0.1:1/dav/")!, timeout: .seconds(1)))
         let noAnswer = await kind { _ = try await offline.item(at: "x") }
-        #expect(noAnswer?.kind == .noAnswer && noAnswer?.failureClass == .retryLater)
+        #expect(noAnswer?.code == .noAnswer && noAnswer?.failureClass == .retryLater)
     }
 
     @Test("Multistatus: namespaces, escaped hrefs, file ids; bad input is a one-line error")
@@ -103,7 +103,7 @@ struct WebDAVClientTests {
         for bad in ["", "<d:multistatus xmlns:d=\"DAV:\">", "<html/>", "<?xml version=\"1.0\"?><a>&undefined;</a>",
                     String(repeating: "<d:multistatus xmlns:d=\"DAV:\">", count: 100) + String(repeating: "</d:multistatus>", count: 100)] {
             let error = #expect(throws: WebDAVError.self) { try MultistatusParser.items(in: Array(bad.utf8), basePath: "/") }
-            #expect(error?.kind == .badAnswer)
+            #expect(error?.code == .badAnswer)
             #expect(error.map { !String(describing: $0).contains("\n") } == true)
         }
     }

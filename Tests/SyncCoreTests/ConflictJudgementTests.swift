@@ -61,6 +61,16 @@ struct ConflictJudgementTests {
         #expect(try await stored().map(\.fields) == [["text": "mine"]])
     }
 
+    @Test("the ArchCopy's content under a newer token: nothing is written, and the change is based on the newer token")
+    func unchangedUnderANewName() async throws {
+        let before = try await pending("mine")
+        let renamed = server("base", at: 300, token: 5)
+        #expect(try await take(renamed, policy: .serverWins) == .unchanged)
+        let after = try #require(try await entry())
+        #expect(after.archCopy == renamed && after.sequence == before.sequence && after.local == before.local)
+        #expect(try await stored().map(\.fields) == [["text": "mine"]])
+    }
+
     @Test("the server already holds the device's version: the entry leaves and the server's version is kept")
     func sameAsLocal() async throws {
         _ = try await pending("mine")

@@ -2,6 +2,7 @@ import Foundation
 import SyncCore
 import SyncMail
 import SyncSQLite
+import SyncTesting
 import Testing
 
 /// A device's notes on a mailbox, with a store of its own.
@@ -192,6 +193,28 @@ func notesDevice(_ account: IMAPAccount, _ name: String, policy: any ConflictPol
         try await imap.select("Notes")
         #expect(await imap.selected?.exists == UInt32(bodiesB.count), "one message per note")
         await imap.logout()
+    }
+
+    @Test func aServerThatCannotBeReachedIsTriedAgainAsTheRetryPolicySaysThenReported() async throws {
+        let closed = IMAPAccount(host: "127.0.0.1", port: 1, user: "x", password: "y", security: .none)
+        let sleeper = TestClock()
+        let notes = NotesMailbox(
+            account: closed, store: try SQLiteStore.inMemory(), device: "a",
+            retry: RetryPolicy(maxAttempts: 3, initialDelay: .seconds(1), jitter: 0, maxElapsed: nil), sleeper: sleeper)
+        try await notes.save(Note(title: "Offline", body: "kept"))
+        let sync = Task { try await notes.sync() }
+        // Attempt one fails, the mailbox waits 1 s; attempt two fails, it waits 2 s; attempt three is the last.
+        for wait in [Duration.seconds(1), .seconds(2)] {
+            await sleeper.waitForSleepers(1)
+            sleeper.advance(by: wait)
+        }
+        await #expect { try await sync.value } throws: { error in
+            (error as? IMAPError)?.code == .connectionFailed
+        }
+        #expect(sleeper.now.offset == .seconds(3), "two waits, as the policy says")
+        #expect(try await notes.notes().map(\.title) == ["Offline"], "the local change is kept")
+        let pending = try await notes.store.transaction(for: notes.storeAccount) { tx in try await tx.journal.entries() }
+        #expect(pending.count == 1)
     }
 
     @Test func messageFormatReadsBack() throws {

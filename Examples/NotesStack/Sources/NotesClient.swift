@@ -10,27 +10,39 @@ import SyncCore
 ///     store: MemoryStore(), device: "phone",
 ///     transport: HTTPClientTransport(baseURL: serverURL)
 ///         .with(CredentialsMiddleware(.basic(username: "ada", password: "secret"))),
-///     codec: JSONCodec())
+///     codec: JSONCodec(),
+///     configuration: .init(conflictPolicy: .askUser))
 /// let id = try await phone.save(title: "Groceries", text: "milk")
-/// try await phone.sync()          // push, then pull
+/// try await phone.sync()          // answers, pull, push
 /// ```
 ///
 /// The client is built on SyncCore's client engine: a ``SyncCore/SyncEndpoint``
 /// sends, retries and decodes the `Codable` messages, a ``SyncCore/SyncGate``
-/// lets one sync run at a time, and typed ``SyncCore/MetadataKey``s keep the
-/// cursors in the local store.
+/// lets one sync run at a time, the journal (``SyncCore/SyncJournal``) keeps
+/// every local change until the server has it, and typed
+/// ``SyncCore/MetadataKey``s keep the cursors in the local store.
 ///
 /// ## What the device keeps
 /// - each note, as a record of the collection `notes`;
 /// - per note, the server revision its copy came from (the base of the next
-///   change pushed);
-/// - an *outbox*: one marker per note changed since it was last pushed;
+///   local change);
+/// - the journal: one entry per note changed since the server last had it,
+///   written in the same transaction as the note, with the version it was
+///   based on (the ArchCopy);
 /// - the revision the pulls have reached.
 ///
-/// A local write puts the note and its marker in one transaction, so no
-/// change is ever forgotten. A pull never overwrites a note with a marker:
-/// that note goes up with the next push, based on the revision the device
-/// had, and the server's ``SyncCore/ConflictPolicy`` decides.
+/// ## A sync
+/// 1. carries out the answers the application gave to open conflicts
+///    (``SyncCore/SyncStore/answerConflict(_:with:for:)``);
+/// 2. pulls the server's changes page by page; a server version of a note
+///    with a pending change is judged by the journal, and a conflict is
+///    decided by ``Configuration/conflictPolicy`` — or left open for the
+///    application when the policy asks the user (``SyncCore/AskUserPolicy``);
+/// 3. pushes the pending changes that are ready, each based on the revision
+///    it was made from; a change the server took leaves the journal.
+///
+/// The server's own policy decides only a race: a change another device
+/// pushed between this device's pull and its push.
 public actor NotesClient {
     /// The local store.
     public nonisolated let store: any SyncStore
@@ -38,26 +50,27 @@ public actor NotesClient {
     public nonisolated let account: AccountID
     /// This device's name, written as ``Note/modifiedBy`` of its changes.
     public nonisolated let device: String
-    /// How the client reaches the server and paces its retries.
+    /// Where the server is mounted, retries, clocks, the conflict policy and the push size.
     public nonisolated let configuration: Configuration
     private nonisolated let endpoint: SyncEndpoint
     private nonisolated let gate = SyncGate()
 
-    /// How a ``NotesClient`` reaches its server: the settings every stack's
-    /// client has, under the same names. Every setting has a default.
+    /// How a ``NotesClient`` reaches its server and decides conflicts: the settings every
+    /// stack's client shares (``SyncCore/SyncClientConfiguration``), read and written by name,
+    /// and the notes stack's own. Every setting has a default.
     ///
     /// ```swift
-    /// let configuration = NotesClient.Configuration(retry: .none)
+    /// var configuration = NotesClient.Configuration(conflictPolicy: .askUser)
+    /// configuration.retry = .none          // a shared setting
+    /// configuration.pushSize = 50          // the notes stack's own
     /// ```
-    public struct Configuration: Sendable {
-        /// Where the server is mounted (`/notes` by default).
-        public var basePath: String
-        /// How requests that failed for a reason that may pass are retried.
-        public var retry: RetryPolicy
-        /// The wall clock that stamps local changes.
-        public var clock: any WallClock
-        /// The clock the waits between retries are slept on: a test passes a `TestClock`.
-        public var sleeper: any Clock<Duration>
+    public struct Configuration: StackClientConfiguration {
+        /// The shared settings: base path (`/notes` by default), retries, clocks (the wall clock
+        /// stamps local changes) and the conflict policy (``NotesMergePolicy`` by default).
+        public var client: SyncClientConfiguration
+        /// The most changes one push carries (100 by default; ``NotesServer`` takes up to
+        /// ``NotesServer/maxChangesPerPush``): more pending changes go up in several pushes.
+        public var pushSize: Int
 
         /// Makes a configuration; every setting left out keeps its default.
         /// - Parameters:
@@ -65,25 +78,27 @@ public actor NotesClient {
         ///   - retry: How failures that may pass are retried.
         ///   - clock: The wall clock that stamps local changes.
         ///   - sleeper: The clock the waits between retries are slept on.
+        ///   - conflictPolicy: Decides a server version that conflicts with a pending local change.
+        ///   - pushSize: The most changes one push carries (at least 1).
         public init(
             basePath: String = "/notes", retry: RetryPolicy = .default, clock: any WallClock = SystemWallClock(),
-            sleeper: any Clock<Duration> = ContinuousClock()
+            sleeper: any Clock<Duration> = ContinuousClock(), conflictPolicy: any ConflictPolicy = NotesMergePolicy(),
+            pushSize: Int = 100
         ) {
-            self.basePath = basePath
-            self.retry = retry
-            self.clock = clock
-            self.sleeper = sleeper
+            self.client = SyncClientConfiguration(
+                basePath: basePath, retry: retry, clock: clock, sleeper: sleeper, conflictPolicy: conflictPolicy)
+            self.pushSize = max(1, pushSize)
         }
     }
 
     /// Makes a client.
     /// - Parameters:
-    ///   - store: The local store; the device's cursors are kept in it too.
+    ///   - store: The local store; the journal and the device's cursors are kept in it too.
     ///   - account: The account the notes live under in `store`.
     ///   - device: This device's name, unique among the account's devices.
     ///   - transport: How requests reach the server (add credentials with a middleware).
     ///   - codec: The codec messages travel in.
-    ///   - configuration: Where the server is mounted, retries and clocks.
+    ///   - configuration: Where the server is mounted, retries, clocks and the conflict policy.
     public init(
         store: any SyncStore, account: AccountID = "device", device: String, transport: any SyncClientTransport,
         codec: any SyncCodec, configuration: Configuration = .init()
@@ -92,12 +107,8 @@ public actor NotesClient {
         self.account = account
         self.device = device
         self.configuration = configuration
-        self.endpoint = SyncEndpoint(
-            transport: transport, codecs: CodecSet([codec]), retry: configuration.retry, clock: configuration.sleeper)
+        self.endpoint = SyncEndpoint(transport: transport, codec: codec, configuration: configuration.client)
     }
-
-    private nonisolated var basePath: String { configuration.basePath }
-    private nonisolated var clock: any WallClock { configuration.clock }
 
     // MARK: Local notes
 
@@ -106,13 +117,14 @@ public actor NotesClient {
     @discardableResult
     public func save(id: String? = nil, title: String, text: String) async throws -> String {
         let id = id ?? UUID().uuidString
-        try await write(Note(id: id, title: title, text: text, modifiedAt: clock.now(), modifiedBy: device))
+        try await write(Note(id: id, title: title, text: text, modifiedAt: configuration.clock.now(), modifiedBy: device))
         return id
     }
 
     /// Deletes the note `id`; the deletion travels like any change.
     public func delete(_ id: String) async throws {
-        try await write(Note(id: id, title: "", text: "", isDeleted: true, modifiedAt: clock.now(), modifiedBy: device))
+        try await write(
+            Note(id: id, title: "", text: "", isDeleted: true, modifiedAt: configuration.clock.now(), modifiedBy: device))
     }
 
     /// The note `id`, deleted or not, or `nil` if this device never saw it.
@@ -131,11 +143,24 @@ public actor NotesClient {
         }
     }
 
-    /// Writes a local change: the note and its outbox marker, in one transaction.
+    /// The conflicts of notes that wait for the application's answer, in key order. Answer one with
+    /// `store.answerConflict(conflict.id, with: .keepMine, for: account)`; the next sync carries it out.
+    public func openConflicts() async throws -> [SyncConflict] {
+        try await store.openConflicts(for: account).filter { $0.key.collection == Note.collection }
+    }
+
+    /// Writes a local change: the note and its journal entry, in one transaction.
     private func write(_ note: Note) async throws {
         try await store.transaction(for: account) { tx in
+            let before = try await tx.record(Note.key(note.id))
+            // The version the change is based on: the device's copy as it came from the server. (While
+            // an earlier change is pending, the journal keeps that change's base instead.)
+            let held = try await tx.metadata(DeviceState.revision(of: note.id)).flatMap { revision in
+                before.map { ServerNote(note: Note($0.record), revision: revision).version }
+            }
+            let action: JournalAction = note.isDeleted ? .delete : before == nil ? .add : .modify
             try await tx.put(note.record)
-            try await tx.put(Outbox.marker(for: note))
+            try await tx.journal.recordLocalChange(action, local: note.record, at: note.modifiedAt, basedOn: held)
         }
     }
 
@@ -145,92 +170,138 @@ public actor NotesClient {
     public struct Report: Sendable, Hashable {
         /// Notes pushed to the server.
         public var pushed = 0
-        /// Notes pulled from the server and written locally.
+        /// Server versions written locally: pulled notes, and the server's side of decided conflicts.
         public var pulled = 0
-        /// Pushed notes that conflicted with a change from another device.
+        /// Server versions that met a pending local change and conflicted with it.
         public var conflicts = 0
+        /// Conflicts waiting for the application's answer after the sync (``NotesClient/openConflicts()``).
+        public var openConflicts = 0
 
         /// Makes a report.
-        public init(pushed: Int = 0, pulled: Int = 0, conflicts: Int = 0) {
+        public init(pushed: Int = 0, pulled: Int = 0, conflicts: Int = 0, openConflicts: Int = 0) {
             self.pushed = pushed
             self.pulled = pulled
             self.conflicts = conflicts
+            self.openConflicts = openConflicts
         }
     }
 
-    /// Pushes local changes, then pulls the server's; waits first for a sync already running.
+    /// Carries out the answers given to conflicts, pulls the server's changes, then pushes the local
+    /// ones; waits first for a sync already running.
     /// - Throws: ``SyncCore/SyncClientError`` when the server cannot be reached or
-    ///   refuses, ``SyncCore/StoreError`` when the local store fails.
+    ///   refuses, ``SyncCore/StoreError`` when the local store fails. Every pending
+    ///   change stays in the journal for the next sync.
     @discardableResult
     public func sync() async throws -> Report {
         try await gate.run {
             var report = Report()
-            try await push(into: &report)
+            report.pulled = try await carryOutAnswers()
             try await pull(into: &report)
+            try await push(into: &report)
+            report.openConflicts = try await openConflicts().count(where: \.awaitsAnswer)
             return report
         }
     }
 
-    private func push(into report: inout Report) async throws {
-        let changes = try await store.transaction(for: account) { tx in
-            var changes: [NoteChange] = []
-            for try await marker in tx.allRecords(in: Outbox.collection) {
-                let id = marker.record.id.rawValue
-                guard let stored = try await tx.record(Note.key(id)) else { continue }
-                let base = try await tx.metadata(DeviceState.revision(of: id)) ?? .start
-                changes.append(NoteChange(note: Note(stored.record), base: base))
-            }
-            return changes
-        }
-        guard !changes.isEmpty else { return }
-        // A push sent twice does no harm (the server recognises a note it
-        // already has), so a 500 may be retried too.
-        let request = try endpoint.request(.post, basePath + "/push", body: PushRequest(changes: changes))
-        let answer = try await endpoint.send(request, idempotent: true, as: PushAnswer.self)
-
-        let sent = Dictionary(changes.map { ($0.note.id, $0.note) }, uniquingKeysWith: { _, last in last })
-        try await store.transaction(for: account) { tx in
-            for server in answer.notes {
-                let id = server.note.id
-                guard let note = sent[id] else { continue }
-                if try await tx.record(Note.key(id)).map({ Note($0.record) }) == note {
-                    // Not edited while the push was in flight: take the server's copy.
-                    try await tx.put(server.note.record)
-                    try await tx.setMetadata(server.revision, DeviceState.revision(of: id))
-                    try await tx.purge(Outbox.key(id))
-                } else if server.note.hasSameContent(as: note) {
-                    // Edited again on top of what the server took: that is the next base.
-                    try await tx.setMetadata(server.revision, DeviceState.revision(of: id))
-                }
-            }
-        }
-        report.pushed += changes.count
-        report.conflicts += answer.conflicts
+    /// How a decision is written: notes as records, stamped by this device.
+    private nonisolated var writer: NotesConflictWriter {
+        NotesConflictWriter(records: RecordConflictWriter(node: PeerID(device), clock: configuration.clock))
     }
 
+    /// Carries out the application's answers to conflicts of notes.
+    /// - Returns: How many server versions were written locally.
+    private func carryOutAnswers() async throws -> Int {
+        let writer = writer
+        return try await store.carryOutAnswers(for: account, where: { $0.key.collection == Note.collection }) { _ in
+            writer
+        }
+    }
+
+    /// Brings the server's changes after the revision the pulls have reached, page by page; a note
+    /// with a pending change goes to the journal, which judges the server's version against it.
     private func pull(into report: inout Report) async throws {
-        var more = true
-        while more {
-            let cursor = try await store.transaction(for: account) { tx in
-                try await tx.metadata(DeviceState.pulledThrough) ?? .start
-            }
+        let (endpoint, basePath, policy, writer) = (endpoint, configuration.basePath, configuration.conflictPolicy, writer)
+        let start = try await store.transaction(for: account) { tx in
+            try await tx.metadata(DeviceState.pulledThrough) ?? .start
+        }
+        // The next page is on its way while this one is written.
+        try await PagedPull.run(from: start) { (after: ChangePosition) -> (page: ChangesAnswer, next: ChangePosition?)? in
             let page = try await endpoint.send(
-                endpoint.request(.get, "\(basePath)/changes?after=\(cursor.rawValue)"), as: ChangesAnswer.self)
-            report.pulled += try await store.transaction(for: account) { tx in
-                var pulled = 0
+                endpoint.request(.get, "\(basePath)/changes?after=\(after.rawValue)"), as: ChangesAnswer.self)
+            return page.notes.isEmpty ? nil : (page, page.more ? page.cursor : nil)
+        } apply: { page in
+            let (pulled, conflicts) = try await store.transaction(for: account) { tx in
+                var (pulled, conflicts) = (0, 0)
                 for server in page.notes {
-                    let id = server.note.id
-                    if try await tx.record(Outbox.key(id)) != nil { continue }  // local change waits to go up
-                    if try await tx.metadata(DeviceState.revision(of: id)) == server.revision { continue }  // have it
-                    try await tx.put(server.note.record)
-                    try await tx.setMetadata(server.revision, DeviceState.revision(of: id))
-                    pulled += 1
+                    let incoming = server.version
+                    if let entry = try await tx.journal.entry(for: incoming.record.key) {
+                        // A local change is pending: the journal judges the server's version against it.
+                        let outcome = try await tx.journal.take(incoming, pending: entry, policy: policy, writer: writer)
+                        if outcome.isConflict { conflicts += 1 }
+                        if outcome.wroteServerVersion { pulled += 1 }
+                    } else if try await tx.metadata(DeviceState.revision(of: server.note.id)) != server.revision {
+                        try await NotesConflictWriter.store(incoming, in: tx)  // nothing pending: take it
+                        pulled += 1
+                    }  // else the device has it already: its own change, come back
                 }
                 try await tx.setMetadata(page.cursor, DeviceState.pulledThrough)
-                return pulled
+                return (pulled, conflicts)
             }
-            more = page.more
+            report.pulled += pulled
+            report.conflicts += conflicts
         }
+    }
+
+    /// Sends the journal's ready changes of notes, `pushSize` entries read at a time.
+    private func push(into report: inout Report) async throws {
+        let pushSize = configuration.pushSize
+        var after: RecordKey?
+        while true {
+            // The journal a page at a time; of it, the changes of notes that may be sent (no conflict open).
+            let start = after
+            let page = try await store.transaction(for: account) { tx in
+                try await tx.journal.entries(after: start, limit: pushSize)
+            }
+            let ready = page.filter { $0.key.collection == Note.collection && $0.isReadyToSend }
+            if !ready.isEmpty { try await send(ready, into: &report) }
+            guard page.count == pushSize, let last = page.last else { return }
+            after = last.key
+        }
+    }
+
+    /// Sends the changes of `ready` in one push, each based on its ArchCopy's revision, and settles
+    /// the journal with the server's answer.
+    private func send(_ ready: [JournalEntry], into report: inout Report) async throws {
+        let changes = ready.map { NoteChange(note: Note($0.local), base: ServerNote.revision(of: $0.archCopy)) }
+        // A push sent twice does no harm (the server recognises a note it
+        // already has), so a 500 may be retried too.
+        let request = try endpoint.request(.post, configuration.basePath + "/push", body: PushRequest(changes: changes))
+        let answer = try await endpoint.send(request, idempotent: true, as: PushAnswer.self)
+        let taken = Dictionary(answer.notes.map { ($0.note.id, $0) }, uniquingKeysWith: { _, last in last })
+        let (policy, writer) = (configuration.conflictPolicy, writer)
+        let (pulled, conflicts) = try await store.transaction(for: account) { tx in
+            var (pulled, conflicts) = (0, 0)
+            for sent in ready {
+                guard let server = taken[sent.key.id.rawValue] else { continue }
+                if server.version.hasSameContent(as: sent.local) {
+                    // The server took the change: it leaves the journal — unless the note changed
+                    // again while the push was in flight, which stays, based on what the server took.
+                    if try await tx.journal.acknowledge(sent.key, sequence: sent.sequence, holding: server.version) {
+                        try await NotesConflictWriter.store(server.version, in: tx)
+                    }
+                } else if let entry = try await tx.journal.entry(for: sent.key) {
+                    // The server's policy kept another version (another device pushed first): it
+                    // meets the pending change like a pulled version.
+                    let outcome = try await tx.journal.take(server.version, pending: entry, policy: policy, writer: writer)
+                    if outcome.isConflict { conflicts += 1 }
+                    if outcome.wroteServerVersion { pulled += 1 }
+                }
+            }
+            return (pulled, conflicts)
+        }
+        report.pushed += ready.count
+        report.pulled += pulled
+        report.conflicts += conflicts
     }
 }
 
@@ -243,16 +314,5 @@ enum DeviceState {
     /// The server revision the device's copy of note `id` came from.
     static func revision(of id: String) -> MetadataKey<ChangePosition> {
         MetadataKey("revision/" + id, peer: peer)
-    }
-}
-
-/// The notes changed since they were last pushed: one marker record per note.
-enum Outbox {
-    static let collection: CollectionID = "notes.outbox"
-
-    static func key(_ id: String) -> RecordKey { RecordKey(collection: collection, id: RecordID(id)) }
-
-    static func marker(for note: Note) -> SyncRecord {
-        SyncRecord(collection: collection, id: RecordID(note.id), version: note.record.version)
     }
 }

@@ -15,6 +15,18 @@ import SyncCore
 struct ServerNote: Codable, Sendable, Hashable {
     var note: Note
     var revision: ChangePosition
+
+    /// The note as the device's journal keeps a server's version: the record, with the revision as
+    /// the server's version token.
+    var version: ServerVersion {
+        ServerVersion(record: note.record, token: .integer(Int64(revision.rawValue)))
+    }
+
+    /// The revision a server's version carries as its token; `.start` when there is none (the
+    /// server never had the note).
+    static func revision(of version: ServerVersion?) -> ChangePosition {
+        ChangePosition(UInt64(max(0, version?.token?.integerValue ?? 0)))
+    }
 }
 
 /// One page of the server's changes.

@@ -104,7 +104,7 @@ public struct NotesServer: SyncService {
                     try await tx.put(merged)
                 case .keepBoth:
                     var copy = incoming  // the device's version survives as a new note
-                    copy.id = RecordID(UUID().uuidString)
+                    copy.id = RecordID(TimeOrderedUUID.make().uuidString)
                     try await tx.put(copy)
                 }
             }

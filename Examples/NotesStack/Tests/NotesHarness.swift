@@ -9,16 +9,17 @@ import Testing
 struct NotesHarness {
     let serverStore = MemoryStore()
     let clock = TestClock()
-    let policy: any ConflictPolicy
+    /// The server's policy: it decides only races (a change pushed between another device's pull and push).
+    let serverPolicy: any ConflictPolicy
 
-    init(policy: any ConflictPolicy = NotesMergePolicy()) {
-        self.policy = policy
+    init(serverPolicy: any ConflictPolicy = NotesMergePolicy()) {
+        self.serverPolicy = serverPolicy
     }
 
     /// The server, mounted at `/notes`.
     var router: ServiceRouter {
         ServiceRouter().mounting(
-            NotesServer(store: serverStore, codecs: CodecSet([JSONCodec()]), conflictPolicy: policy), at: "/notes")
+            NotesServer(store: serverStore, codecs: CodecSet([JSONCodec()]), conflictPolicy: serverPolicy), at: "/notes")
     }
 
     /// Runs `body` with a transport to the server as Ada (`TransportRoute.ada`), by `route`:
@@ -35,14 +36,15 @@ struct NotesHarness {
             .with(CredentialsMiddleware(credentials))
     }
 
-    /// Runs `body` with two devices, `phone` and `laptop`, reached by `route`,
-    /// that both hold the note `Shared` the phone made with `text`, and its id.
+    /// Runs `body` with two devices, `phone` and `laptop`, reached by `route`, that both hold the
+    /// note `Shared` the phone made with `text`, and its id. The laptop decides conflicts with `laptopPolicy`.
     func withTwoDevices(
-        _ route: TransportRoute, sharing text: String, _ body: (NotesClient, NotesClient, String) async throws -> Void
+        _ route: TransportRoute, sharing text: String, laptopPolicy: any ConflictPolicy = NotesMergePolicy(),
+        _ body: (NotesClient, NotesClient, String) async throws -> Void
     ) async throws {
         try await withTransport(route) { transport in
             let phone = device("phone", transport)
-            let laptop = device("laptop", transport)
+            let laptop = device("laptop", transport, policy: laptopPolicy)
             let id = try await phone.save(title: "Shared", text: text)
             try await phone.sync()
             try await laptop.sync()
@@ -50,13 +52,25 @@ struct NotesHarness {
         }
     }
 
-    /// A device with an empty store, retrying at once (no waits in tests).
-    func device(_ name: String, _ transport: any SyncClientTransport) -> NotesClient {
-        NotesClient(
-            store: MemoryStore(), device: name, transport: transport, codec: JSONCodec(),
-            configuration: .init(retry: RetryPolicy(maxAttempts: 3, initialDelay: .zero), clock: clock.wall))
+    /// A device retrying at once (no waits in tests), deciding conflicts with `policy`, on `store`
+    /// (an empty one by default), pushing `pushSize` changes at most in one push.
+    func device(
+        _ name: String, _ transport: any SyncClientTransport, policy: any ConflictPolicy = NotesMergePolicy(),
+        store: any SyncStore = MemoryStore(), pushSize: Int = 100
+    ) -> NotesClient {
+        var configuration = NotesClient.Configuration(conflictPolicy: policy, pushSize: pushSize)
+        configuration.retry = RetryPolicy(maxAttempts: 3, initialDelay: .zero)  // a shared setting, by name
+        configuration.clock = clock.wall
+        return NotesClient(store: store, device: name, transport: transport, codec: JSONCodec(), configuration: configuration)
     }
 
     /// Moves everyone's wall time on by a second, so the next change is newer.
     func tick() { clock.advance(by: .seconds(1)) }
+}
+
+extension NotesClient {
+    /// The notes whose changes wait in the journal.
+    func pendingKeys() async throws -> [RecordKey] {
+        try await store.transaction(for: account) { tx in try await tx.journal.pendingKeys(in: ["notes"]) }
+    }
 }

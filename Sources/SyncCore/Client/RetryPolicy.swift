@@ -77,6 +77,29 @@ public struct RetryPolicy: Sendable, Hashable {
     /// One attempt: failures surface at once.
     public static let none = RetryPolicy(maxAttempts: 1)
 
+    /// A stopwatch on `clock`: the returned function tells the time since this call, to weigh the
+    /// attempts made against ``maxElapsed``.
+    public static func stopwatch(on clock: any Clock<Duration>) -> @Sendable () -> Duration {
+        func start<C: Clock<Duration>>(_ clock: C) -> @Sendable () -> Duration {
+            let start = clock.now
+            return { start.duration(to: clock.now) }
+        }
+        return start(clock)
+    }
+
+    /// The wait before trying again after attempt number `attempt` (1 for the first) failed without an
+    /// answer (no connection, a cut, a time-out), or `nil` when no attempt is left: ``maxAttempts`` were
+    /// made, or the wait would end more than ``maxElapsed`` after the first attempt began, `elapsed` ago.
+    /// What SyncEndpoint does for a request, for a client that reconnects by itself (mail, push).
+    public func waitAfterNoAnswer(
+        attempt: Int, elapsed: Duration, using generator: inout some RandomNumberGenerator
+    ) -> Duration? {
+        guard attempt < maxAttempts else { return nil }
+        let wait = jitteredDelay(beforeRetry: attempt, using: &generator)
+        if let maxElapsed, elapsed + wait > maxElapsed { return nil }
+        return wait
+    }
+
     /// The wait before retry number `retry` (1 for the first retry), before jitter.
     public func delay(beforeRetry retry: Int) -> Duration {
         var delay = initialDelay

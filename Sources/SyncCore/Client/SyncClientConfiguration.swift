@@ -47,3 +47,27 @@ extension SyncEndpoint {
         self.init(transport: transport, codecs: CodecSet([codec]), retry: configuration.retry, clock: configuration.sleeper)
     }
 }
+
+/// A stack's client configuration: the shared settings in ``client``, read and written through it by
+/// name, beside the stack's own.
+///
+/// ```swift
+/// public struct Configuration: StackClientConfiguration {
+///     public var client: SyncClientConfiguration     // basePath, retry, clock, sleeper, conflictPolicy
+///     public var pushSize: Int                       // the stack's own
+/// }
+/// configuration.retry = .none                        // configuration.client.retry
+/// ```
+@dynamicMemberLookup
+public protocol StackClientConfiguration: Sendable {
+    /// The settings every client shares.
+    var client: SyncClientConfiguration { get set }
+}
+
+extension StackClientConfiguration {
+    /// A shared setting, by name (``SyncClientConfiguration``).
+    public subscript<Value>(dynamicMember setting: WritableKeyPath<SyncClientConfiguration, Value>) -> Value {
+        get { client[keyPath: setting] }
+        set { client[keyPath: setting] = newValue }
+    }
+}

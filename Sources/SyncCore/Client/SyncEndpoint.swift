@@ -95,7 +95,7 @@ public struct SyncEndpoint: Sendable {
         let idempotent = idempotent ?? request.method.isIdempotent
         var random = SystemRandomNumberGenerator()
         var attempt = 1
-        let elapsed = Self.stopwatch(clock)
+        let elapsed = RetryPolicy.stopwatch(on: clock)
         while true {
             let outcome: Result<SyncResponse, TransportError>
             do {
@@ -229,15 +229,6 @@ public struct SyncEndpoint: Sendable {
         case .tlsFailed: .tlsFailed
         default: .connectionFailed
         }
-    }
-
-    /// The time since this call on `clock`.
-    private static func stopwatch(_ clock: any Clock<Duration>) -> () -> Duration {
-        func start<C: Clock<Duration>>(_ clock: C) -> () -> Duration {
-            let start = clock.now
-            return { start.duration(to: clock.now) }
-        }
-        return start(clock)
     }
 
     private static func attemptsNote(_ attempts: Int) -> String {

@@ -119,6 +119,19 @@ public struct CodecLimits: Hashable, Sendable {
     public static let `default` = CodecLimits()
 }
 
+extension CodecLimits {
+    /// Runs `read` on the bytes of `input` once they are known to fit in ``maxInputBytes``: how a decoder starts.
+    /// - Throws: ``CodecError`` with ``CodecError/Code/limitExceeded`` for a larger input, or what `read` throws.
+    package func withInput<Value>(
+        _ input: [UInt8], _ read: (UnsafeBufferPointer<UInt8>) throws(CodecError) -> Value
+    ) throws(CodecError) -> Value {
+        guard input.count <= maxInputBytes else {
+            throw .limitExceeded("input of \(input.count) bytes is larger than the limit of \(maxInputBytes) bytes")
+        }
+        return try input.withUnsafeBufferPointer { buffer throws(CodecError) in try read(buffer) }
+    }
+}
+
 /// Why a codec failed: a closed set of codes, a message a person can act on,
 /// and where known the byte offset of the problem.
 ///

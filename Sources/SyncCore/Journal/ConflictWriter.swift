@@ -53,6 +53,7 @@ public protocol ConflictWriter: Sendable {
     ///   - version: The local version (*mine*) or the merged one (*merged*), in neutral form.
     ///   - merged: Whether `version` is a merge of both versions rather than the local one.
     ///   - remote: The server's version the change supersedes.
+    ///   - tx: The sync's transaction.
     func writeLocalVersion(
         _ version: SyncRecord, merged: Bool, over remote: ServerVersion, in tx: any StoreTransaction
     ) async throws
@@ -126,7 +127,8 @@ extension SyncJournal {
     ///
     /// - the server already holds the device's version → the entry leaves, the server's version is
     ///   written (``ServerVersionOutcome/agreed``);
-    /// - no conflict is open and the server still holds the ArchCopy → nothing happens
+    /// - no conflict is open and the server still holds the ArchCopy → nothing is written; when the
+    ///   server names it anew (another token), the change is based on that name from now on
     ///   (``ServerVersionOutcome/unchanged``);
     /// - a conflict is open with the same server version → nothing happens
     ///   (``ServerVersionOutcome/stillOpen``);
@@ -155,6 +157,8 @@ extension SyncJournal {
         if let open = entry.remote {
             if open.hasSameContent(as: incoming.record) { return .stillOpen }
         } else if relation == .unchanged {
+            // The ArchCopy's content under a newer name: the change is based on that name from now on.
+            if incoming.token != entry.archCopy?.token { try await rename(entry.key, base: incoming) }
             return .unchanged
         }
         try await openConflict(entry.key, remote: incoming)
@@ -214,6 +218,8 @@ extension SyncStore {
     /// Carries out, in one transaction, the application's answers to the conflicts of `account` that
     /// `isIncluded` keeps, through the stack's writer (``SyncJournal/carryOut(_:of:writer:)``).
     /// - Parameters:
+    ///   - account: The device's account in the store.
+    ///   - isIncluded: Which answered entries to carry out (the stack's collections).
     ///   - writer: Makes the stack's writer for the transaction the answers are carried out in.
     /// - Returns: How many answers wrote the server's version locally (*theirs*, *both*, *merged*).
     /// - Throws: What the writer throws (nothing is carried out), or ``StoreError``.

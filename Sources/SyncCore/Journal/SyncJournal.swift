@@ -305,6 +305,14 @@ public struct SyncJournal: Sendable {
         return try await resolved([stored])[0]
     }
 
+    /// Bases the pending change of `key` on `version`, which holds what its ArchCopy holds under
+    /// another token (the server wrote the same content again); an open conflict keeps its base.
+    func rename(_ key: RecordKey, base version: ServerVersion) async throws {
+        guard var stored = try await storedEntry(for: key), stored.entry.remote == nil else { return }
+        stored.entry.archCopy = version
+        try await write(stored)
+    }
+
     // MARK: Storage
 
     /// The journal record of `key`.

@@ -1,77 +1,57 @@
+/// An identifier that is a name: a string with a type of its own, so that one kind of id cannot be
+/// passed where another is expected. Ids order, print and encode as their names.
+public protocol StringIdentifier: RawRepresentable, Hashable, Comparable, Sendable, Codable, ExpressibleByStringLiteral,
+    CustomStringConvertible where RawValue == String
+{
+    /// Makes an id from its name.
+    init(rawValue: String)
+}
+
+extension StringIdentifier {
+    /// Makes an id from its name.
+    public init(_ rawValue: String) { self.init(rawValue: rawValue) }
+    /// Makes an id from a literal.
+    public init(stringLiteral value: String) { self.init(rawValue: value) }
+    /// The id's name.
+    public var description: String { rawValue }
+    /// Orders ids by name.
+    public static func < (lhs: Self, rhs: Self) -> Bool { lhs.rawValue < rhs.rawValue }
+}
+
 /// The account that owns a set of records: every store read and write is scoped to one.
 ///
 /// Servers take it from the authenticated request, never from the message
 /// body, so one user cannot reach another's data by naming it.
-public struct AccountID: RawRepresentable, Hashable, Comparable, Sendable, Codable, ExpressibleByStringLiteral,
-    CustomStringConvertible
-{
+public struct AccountID: StringIdentifier {
     /// The account's name.
     public var rawValue: String
     /// Makes an account id from its name.
     public init(rawValue: String) { self.rawValue = rawValue }
-    /// Makes an account id from its name.
-    public init(_ rawValue: String) { self.rawValue = rawValue }
-    /// Makes an account id from a literal.
-    public init(stringLiteral value: String) { self.rawValue = value }
-    /// The account's name.
-    public var description: String { rawValue }
-    /// Orders ids by name.
-    public static func < (lhs: Self, rhs: Self) -> Bool { lhs.rawValue < rhs.rawValue }
 }
 
 /// The collection (entity, type, dataclass) a record belongs to, such as `"contacts"`.
-public struct CollectionID: RawRepresentable, Hashable, Comparable, Sendable, Codable, ExpressibleByStringLiteral,
-    CustomStringConvertible
-{
+public struct CollectionID: StringIdentifier {
     /// The collection's name.
     public var rawValue: String
     /// Makes a collection id from its name.
     public init(rawValue: String) { self.rawValue = rawValue }
-    /// Makes a collection id from its name.
-    public init(_ rawValue: String) { self.rawValue = rawValue }
-    /// Makes a collection id from a literal.
-    public init(stringLiteral value: String) { self.rawValue = value }
-    /// The collection's name.
-    public var description: String { rawValue }
-    /// Orders ids by name.
-    public static func < (lhs: Self, rhs: Self) -> Bool { lhs.rawValue < rhs.rawValue }
 }
 
 /// The id of a record within its collection: a UUID string in every built-in stack.
-public struct RecordID: RawRepresentable, Hashable, Comparable, Sendable, Codable, ExpressibleByStringLiteral,
-    CustomStringConvertible
-{
+public struct RecordID: StringIdentifier {
     /// The record's id.
     public var rawValue: String
     /// Makes a record id.
     public init(rawValue: String) { self.rawValue = rawValue }
-    /// Makes a record id.
-    public init(_ rawValue: String) { self.rawValue = rawValue }
-    /// Makes a record id from a literal.
-    public init(stringLiteral value: String) { self.rawValue = value }
-    /// The record's id.
-    public var description: String { rawValue }
-    /// Orders ids by their string.
-    public static func < (lhs: Self, rhs: Self) -> Bool { lhs.rawValue < rhs.rawValue }
 }
 
 /// A node taking part in sync — a device, a client installation or a server —
 /// under which a store keeps small metadata (anchors, counters, id maps).
-public struct PeerID: RawRepresentable, Hashable, Comparable, Sendable, Codable, ExpressibleByStringLiteral,
-    CustomStringConvertible
-{
+public struct PeerID: StringIdentifier {
     /// The peer's name.
     public var rawValue: String
     /// Makes a peer id.
     public init(rawValue: String) { self.rawValue = rawValue }
-    /// Makes a peer id.
-    public init(_ rawValue: String) { self.rawValue = rawValue }
-    /// Makes a peer id from a literal.
-    public init(stringLiteral value: String) { self.rawValue = value }
-    /// The peer's name.
-    public var description: String { rawValue }
-    /// Orders ids by name.
-    public static func < (lhs: Self, rhs: Self) -> Bool { lhs.rawValue < rhs.rawValue }
 }
 
 /// A position in a store's change sequence.

@@ -24,7 +24,7 @@ import Synchronization
 /// }
 /// let batch = try await store.changes(for: "ada", after: .start, in: nil, limit: 100)
 /// ```
-public actor MemoryStore: ChangeNotifyingStore {
+public actor MemoryStore: ChangeNotifyingStore, PositionTellingStore {
     private var accounts: [AccountID: MemoryAccountState] = [:]
     /// Announces each commit that writes records.
     private nonisolated let announcer = StoreChangeBroadcaster()
@@ -35,24 +35,15 @@ public actor MemoryStore: ChangeNotifyingStore {
     /// Makes an empty store.
     public init() {}
 
-    /// Runs `body` with exclusive access to `account`'s data and applies its
-    /// writes when it returns.
+    /// Runs `body` with exclusive access to `account`'s data, applies its writes when it returns, and
+    /// tells the positions its commit handed out; positions count across accounts here, so
+    /// ``CommittedPositions/before`` is the one right before the commit's first record write.
     ///
     /// The transaction handed to `body` must not be used after `body`
     /// returns; a call then throws ``StoreError/Code/invalidArgument``.
     /// Starting a transaction on the same account from inside `body` waits
     /// forever, as it would on a database.
     /// - Throws: what `body` throws (after discarding its writes).
-    public func transaction<Result: Sendable>(
-        for account: AccountID,
-        _ body: @Sendable (any StoreTransaction) async throws -> Result
-    ) async throws -> Result {
-        try await transactionWithPositions(for: account, body).result
-    }
-
-    /// Runs `body` as ``transaction(for:_:)`` does and tells the positions its commit handed out;
-    /// positions count across accounts here, so ``CommittedPositions/before`` is the one right before
-    /// the commit's first record write.
     public func transactionWithPositions<Result: Sendable>(
         for account: AccountID,
         _ body: @Sendable (any StoreTransaction) async throws -> Result
@@ -91,9 +82,7 @@ public actor MemoryStore: ChangeNotifyingStore {
         in collections: Set<CollectionID>?,
         limit: Int
     ) async throws -> ChangeBatch {
-        guard limit >= 1 else {
-            throw StoreError(.invalidArgument, "changes: limit must be at least 1, got \(limit)")
-        }
+        try ChangeBatch.requireValidLimit(limit)
         guard let state = accounts[account] else {
             return ChangeBatch(records: [], lastPosition: position, hasMore: false)
         }

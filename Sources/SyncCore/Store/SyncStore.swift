@@ -123,6 +123,45 @@ extension SyncStore {
     }
 }
 
+/// A store that tells the change positions of every commit, as the built-in stores do: it implements
+/// ``SyncStore/transactionWithPositions(for:_:)``, and its ``SyncStore/transaction(for:_:)`` runs that and
+/// leaves the positions out.
+///
+/// A conforming store must implement ``SyncStore/transactionWithPositions(for:_:)`` itself: the default
+/// that ``SyncStore`` gives it runs ``SyncStore/transaction(for:_:)``, which would run it again, without end.
+public protocol PositionTellingStore: SyncStore {}
+
+extension PositionTellingStore {
+    /// Runs ``SyncStore/transactionWithPositions(for:_:)`` and returns what `body` returned.
+    /// - Throws: What ``SyncStore/transactionWithPositions(for:_:)`` throws.
+    public func transaction<Result: Sendable>(
+        for account: AccountID,
+        _ body: @Sendable (any StoreTransaction) async throws -> Result
+    ) async throws -> Result {
+        try await transactionWithPositions(for: account, body).result
+    }
+}
+
+/// A store that keeps each record's fields in the stored form, as `SQLiteStore` and `PostgresStore` do: it
+/// reads its changes in that form (``SyncStore/encodedChanges(for:after:in:limit:)``), and its
+/// ``SyncStore/changes(for:after:in:limit:)`` decodes them.
+///
+/// A conforming store must implement ``SyncStore/encodedChanges(for:after:in:limit:)`` itself: the default
+/// that ``SyncStore`` gives it encodes ``SyncStore/changes(for:after:in:limit:)``, which would read them
+/// again, without end.
+public protocol StoredFormStore: SyncStore {}
+
+extension StoredFormStore {
+    /// Decodes the fields of what ``SyncStore/encodedChanges(for:after:in:limit:)`` reads.
+    /// - Throws: What ``SyncStore/encodedChanges(for:after:in:limit:)`` throws, or what decoding a record's
+    ///   fields throws.
+    public func changes(
+        for account: AccountID, after position: ChangePosition, in collections: Set<CollectionID>?, limit: Int
+    ) async throws -> ChangeBatch {
+        try ChangeBatch(decoding: await encodedChanges(for: account, after: position, in: collections, limit: limit))
+    }
+}
+
 /// A transaction of ``SyncStore/readCommitted(for:_:)``: the reads of `base`, and an error for every write.
 package struct ReadOnlyTransaction: StoreTransaction {
     let base: any StoreTransaction
@@ -351,6 +390,17 @@ public struct ChangeBatch: Sendable, Hashable {
         self.records = records
         self.lastPosition = lastPosition
         self.hasMore = hasMore
+    }
+}
+
+extension ChangeBatch {
+    /// Checks the `limit` of a query of the change sequence, ``SyncStore/changes(for:after:in:limit:)`` or
+    /// ``SyncStore/encodedChanges(for:after:in:limit:)``.
+    /// - Throws: ``StoreError/Code/invalidArgument`` when `limit` is below 1.
+    package static func requireValidLimit(_ limit: Int) throws {
+        guard limit >= 1 else {
+            throw StoreError(.invalidArgument, "changes: limit must be at least 1, got \(limit)")
+        }
     }
 }
 

@@ -99,26 +99,28 @@ extension JSONWriter {
             bytes.append(JSONByte.quote)
             Base64Encoding.append(Array(data), to: &bytes)
             bytes.append(JSONByte.quote)
-        case .array:
-            let count = try reader.readContainerCount(depth: storedDepth)
-            try enterContainer(depth: depth)
-            bytes.append(JSONByte.openBracket)
-            for index in 0..<count {
-                if index > 0 { bytes.append(JSONByte.comma) }
-                try writeStored(&reader, depth: depth + 1, storedDepth: storedDepth + 1)
-            }
-            bytes.append(JSONByte.closeBracket)
-        case .dictionary:
-            let count = try reader.readContainerCount(depth: storedDepth)
-            try enterContainer(depth: depth)
-            bytes.append(JSONByte.openBrace)
-            for index in 0..<count {
-                if index > 0 { bytes.append(JSONByte.comma) }
+        case .array: try writeStoredContainer(&reader, keyed: false, depth: depth, storedDepth: storedDepth)
+        case .dictionary: try writeStoredContainer(&reader, keyed: true, depth: depth, storedDepth: storedDepth)
+        }
+    }
+
+    /// Appends the stored array, or with `keyed` the stored dictionary, that `reader` is at: its entries
+    /// between brackets (braces), separated by commas. It is nested in `depth` containers of the output and
+    /// in `storedDepth` of its blob.
+    private mutating func writeStoredContainer(
+        _ reader: inout StoredValueFormat.Reader, keyed: Bool, depth: Int, storedDepth: Int
+    ) throws {
+        let count = try reader.readContainerCount(depth: storedDepth)
+        try enterContainer(depth: depth)
+        bytes.append(keyed ? JSONByte.openBrace : JSONByte.openBracket)
+        for index in 0..<count {
+            if index > 0 { bytes.append(JSONByte.comma) }
+            if keyed {
                 try reader.readUTF8 { utf8 in writeString(utf8: utf8) }
                 bytes.append(JSONByte.colon)
-                try writeStored(&reader, depth: depth + 1, storedDepth: storedDepth + 1)
             }
-            bytes.append(JSONByte.closeBrace)
+            try writeStored(&reader, depth: depth + 1, storedDepth: storedDepth + 1)
         }
+        bytes.append(keyed ? JSONByte.closeBrace : JSONByte.closeBracket)
     }
 }

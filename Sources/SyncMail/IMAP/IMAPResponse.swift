@@ -1,3 +1,5 @@
+public import SyncCore
+
 /// Why an IMAP exchange could not go on: a one-line message a person can act on.
 public struct IMAPError: Error, Sendable, Hashable, CustomStringConvertible {
     /// The kind of failure, to branch on (`catch IMAPError.Code.connectionFailed`).
@@ -38,6 +40,21 @@ public struct IMAPError: Error, Sendable, Hashable, CustomStringConvertible {
     public init(_ message: String) { self.init(.invalidResponse, message) }
     /// The message.
     public var description: String { message }
+
+    /// The journal's class of the failure (docs/journal.md, "three classes"): no connection, a lost one or
+    /// refused credentials may pass (retry later, every change kept); a failed TLS handshake, a command
+    /// the server refused or an answer this client cannot read will not pass by trying again (refused).
+    public var failureClass: SyncFailureClass {
+        switch code {
+        case .connectionFailed, .connectionLost, .authenticationFailed: .retryLater
+        default: .refused
+        }
+    }
+
+    /// Whether a new connection may do: the connection could not be made or was lost. A mailbox
+    /// reconnects on these as its ``SyncCore/RetryPolicy`` says; refused credentials are retried by the
+    /// next sync, not at once.
+    public var isTransient: Bool { code == .connectionFailed || code == .connectionLost }
 }
 
 /// A value of an IMAP response in its raw form: an atom, a string (quoted or a literal), `NIL`, or a list.

@@ -96,6 +96,11 @@ public actor NotesMailbox {
     public let policy: any ConflictPolicy
     /// Stamps the device's writes.
     public let clock: any WallClock
+    /// How a connection that could not be made, or broke, is made again (``IMAPError/isTransient``):
+    /// the attempts and the waits between them, none begun ``SyncCore/RetryPolicy/maxElapsed`` after the first.
+    public let retry: RetryPolicy
+    /// The clock the waits between attempts are slept on: a test passes a `TestClock`.
+    public let sleeper: any Clock<Duration>
     /// The account in the local store.
     public nonisolated var storeAccount: AccountID { AccountID(account.name) }
     /// The collection the notes are kept in.
@@ -108,7 +113,7 @@ public actor NotesMailbox {
     public init(
         account: IMAPAccount, mailbox: String = "Notes", store: any SyncStore, device: String,
         policy: any ConflictPolicy = NewestWinsPolicy(), configuration: IMAPConnection.Configuration = .init(),
-        clock: any WallClock = SystemWallClock()
+        clock: any WallClock = SystemWallClock(), retry: RetryPolicy = .default, sleeper: any Clock<Duration> = ContinuousClock()
     ) {
         self.account = account
         self.mailbox = mailbox
@@ -116,6 +121,8 @@ public actor NotesMailbox {
         self.device = device
         self.policy = policy
         self.clock = clock
+        self.retry = retry
+        self.sleeper = sleeper
         self.configuration = configuration
     }
 
@@ -191,14 +198,21 @@ public actor NotesMailbox {
     @discardableResult
     public func sync() async throws -> NotesSyncReport {
         try await syncGate.run {
-            do {
-                return try await syncOnce()
-            } catch let error as IMAPError {
-                // A connection that broke is made again once; a refusal is not retried.
-                await connection?.close()
-                connection = nil
-                guard error.code == .connectionLost else { throw error }
-                return try await syncOnce()
+            // A connection that could not be made or broke is made again as `retry` says; a refusal is not retried.
+            let elapsed = RetryPolicy.stopwatch(on: sleeper)
+            var random = SystemRandomNumberGenerator()
+            var attempt = 1
+            while true {
+                do {
+                    return try await syncOnce()
+                } catch let error as IMAPError where error.isTransient {
+                    await connection?.close()
+                    connection = nil
+                    guard let wait = retry.waitAfterNoAnswer(attempt: attempt, elapsed: elapsed(), using: &random)
+                    else { throw error }
+                    try await sleeper.sleep(for: wait)
+                    attempt += 1
+                }
             }
         }
     }

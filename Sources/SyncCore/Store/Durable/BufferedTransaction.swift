@@ -102,6 +102,23 @@ package final class BufferedTransaction: StoreTransaction {
         return try await body(ReadOnlyTransaction(base: transaction))
     }
 
+    /// Runs `body` on a new transaction on `account` that reads committed data through `reads`, then ends
+    /// the transaction: what `body` returned, and what it wrote for the store to commit.
+    /// - Throws: What `body` throws (the transaction is ended and its writes dropped).
+    package static func run<Result: Sendable>(
+        account: AccountID, reads: any CommittedReads, _ body: @Sendable (any StoreTransaction) async throws -> Result
+    ) async throws -> (result: Result, outcome: Outcome) {
+        let transaction = BufferedTransaction(account: account, reads: reads)
+        let result: Result
+        do {
+            result = try await body(transaction)
+        } catch {
+            _ = transaction.finish()
+            throw error
+        }
+        return (result, transaction.finish())
+    }
+
     /// Ends the transaction and returns what it wrote; later calls on it throw.
     package func finish() -> Outcome {
         state.withLock { state in

@@ -64,3 +64,24 @@ package final class KeyedLocks<Key: Hashable & Sendable>: Sendable {
 
 /// One lock per account: a store's transactions of one account run one after another.
 package typealias AccountLocks = KeyedLocks<AccountID>
+
+extension KeyedLocks where Key == AccountID {
+    /// Runs `attempt` holding `account`'s lock, and again while it returns `nil` (another process committed
+    /// to the account since its reads), at most `attempts` times: a durable store's transaction. `attempt`
+    /// is told how many attempts ran before it.
+    /// - Throws: What `attempt` throws, or ``StoreError/Code/conflict`` when no attempt committed.
+    package func retryingConflicts<Committed>(
+        for account: AccountID, attempts: Int, _ attempt: (_ earlierAttempts: Int) async throws -> Committed?
+    ) async throws -> Committed {
+        await acquire(account)
+        defer { release(account) }
+        let attempts = max(1, attempts)
+        for earlierAttempts in 0..<attempts {
+            if let committed = try await attempt(earlierAttempts) { return committed }
+        }
+        throw StoreError(
+            .conflict,
+            "another process kept changing account \(account); "
+                + "the transaction ran \(attempts) times without committing")
+    }
+}
