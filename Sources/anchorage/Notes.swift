@@ -149,7 +149,7 @@ struct Notes: AsyncParsableCommand {
                 var note = try await Notes.localNote(id, notes)
                 if let title { note.title = title }
                 if let body { note.body = body }
-                note.modified = Date()
+                note.modified = notes.clock.now()
                 try await notes.save(note)
                 try await Notes.syncSaved("the edit of note \(id)", notes)
             }

@@ -95,7 +95,7 @@ public actor NotesMailbox {
     /// Decides conflicts.
     public let policy: any ConflictPolicy
     /// Stamps the device's writes.
-    public let clock: any WallClock
+    public nonisolated let clock: any WallClock
     /// How a connection that could not be made, or broke, is made again (``IMAPError/isTransient``):
     /// the attempts and the waits between them, none begun ``SyncCore/RetryPolicy/maxElapsed`` after the first.
     public let retry: RetryPolicy
