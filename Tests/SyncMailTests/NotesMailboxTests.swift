@@ -123,18 +123,7 @@ func notesDevice(_ account: IMAPAccount, _ name: String, policy: any ConflictPol
         let account = try await TestDovecot.newAccount()
         let a = try notesDevice(account, "a", policy: policy)
         let b = try notesDevice(account, "b", policy: policy)
-        let note = Note(title: "Trip", body: "base", created: Date(timeIntervalSince1970: 1_700_000_000))
-        try await a.save(note)
-        _ = try await a.sync()
-        _ = try await b.sync()
-        var onA = note
-        onA.body = "from A"
-        onA.modified = Date(timeIntervalSince1970: 1_700_000_100)
-        var onB = note
-        onB.body = "from B"
-        onB.modified = Date(timeIntervalSince1970: 1_700_000_200)
-        try await a.save(onA)
-        try await b.save(onB)
+        try await editOnBothDevices(a, b, aAt: Date(timeIntervalSince1970: 1_700_000_100), bAt: Date(timeIntervalSince1970: 1_700_000_200))
         _ = try await a.sync()
         let report = try await b.sync()
         #expect(report.conflicts == 1)
@@ -149,10 +138,7 @@ func notesDevice(_ account: IMAPAccount, _ name: String, policy: any ConflictPol
             #expect(bodiesA == ["from B"])
         }
         // The server holds one message per note, no more.
-        let imap = try await account.connect()
-        try await imap.select("Notes")
-        #expect(await imap.selected?.exists == UInt32(bodiesA.count))
-        await imap.logout()
+        #expect(try await messagesOnServer(account) == UInt32(bodiesA.count))
     }
 
     @Test(arguments: [ConflictAnswer.keepMine, .takeTheirs, .keepBoth])
@@ -160,16 +146,7 @@ func notesDevice(_ account: IMAPAccount, _ name: String, policy: any ConflictPol
         let account = try await TestDovecot.newAccount()
         let a = try notesDevice(account, "a")
         let b = try notesDevice(account, "b", policy: .askUser)
-        let note = Note(title: "Trip", body: "base", created: Date(timeIntervalSince1970: 1_700_000_000))
-        try await a.save(note)
-        _ = try await a.sync()
-        _ = try await b.sync()
-        var onA = note
-        onA.body = "from A"
-        try await a.save(onA)
-        var onB = note
-        onB.body = "from B"
-        try await b.save(onB)
+        let note = try await editOnBothDevices(a, b)
         _ = try await a.sync()
         let asked = try await b.sync()
         #expect(asked.conflicts == 1 && asked.openConflicts == 1)
@@ -189,10 +166,33 @@ func notesDevice(_ account: IMAPAccount, _ name: String, policy: any ConflictPol
         case .takeTheirs: #expect(bodiesB == ["from A"])
         default: #expect(bodiesB == ["from A", "from B"])
         }
+        #expect(try await messagesOnServer(account) == UInt32(bodiesB.count), "one message per note")
+    }
+
+    /// A note saved on `a` and synced to both devices, then edited offline on each: "from A" on `a`,
+    /// "from B" on `b`, written at `aAt` and `bAt` when given. Returns the note as first saved.
+    @discardableResult
+    private func editOnBothDevices(_ a: NotesMailbox, _ b: NotesMailbox, aAt: Date? = nil, bAt: Date? = nil) async throws -> Note {
+        let note = Note(title: "Trip", body: "base", created: Date(timeIntervalSince1970: 1_700_000_000))
+        try await a.save(note)
+        _ = try await a.sync()
+        _ = try await b.sync()
+        for (device, body, time) in [(a, "from A", aAt), (b, "from B", bAt)] {
+            var edited = note
+            edited.body = body
+            if let time { edited.modified = time }
+            try await device.save(edited)
+        }
+        return note
+    }
+
+    /// How many messages the account's Notes mailbox holds on the server.
+    private func messagesOnServer(_ account: IMAPAccount) async throws -> UInt32? {
         let imap = try await account.connect()
         try await imap.select("Notes")
-        #expect(await imap.selected?.exists == UInt32(bodiesB.count), "one message per note")
+        let count = await imap.selected?.exists
         await imap.logout()
+        return count
     }
 
     @Test func aServerThatCannotBeReachedIsTriedAgainAsTheRetryPolicySaysThenReported() async throws {
