@@ -72,10 +72,15 @@ LoadModule alias_module $modules/mod_alias.so
 LoadModule rewrite_module $modules/mod_rewrite.so
 LoadModule dav_module $modules/mod_dav.so
 LoadModule dav_fs_module $modules/mod_dav_fs.so
-StartServers 1
+# Both children start at once and stay: the event MPM closes idle keep-alive
+# connections while it is short of threads, and a write sent on one of them at
+# that moment gets no answer (which a sync leaves to the next sync).
+StartServers 2
 ServerLimit 2
 ThreadsPerChild 32
 MaxRequestWorkers 64
+MinSpareThreads 32
+MaxSpareThreads 64
 KeepAliveTimeout 30
 MaxKeepAliveRequests 0
 Timeout 60

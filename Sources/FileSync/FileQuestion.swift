@@ -120,7 +120,8 @@ public struct FileQuestion: Sendable, Hashable, CustomStringConvertible {
 }
 
 /// Something a sync tells the user without asking: a change the server
-/// refused, a failure that will be retried, a full disk.
+/// refused, a failure that will be retried, a full disk. Made by the sync
+/// (``FolderSyncReport/notices``); an application reads it.
 public struct FileNotice: Sendable, Hashable, CustomStringConvertible {
     /// The item's path.
     public var path: String
@@ -128,13 +129,6 @@ public struct FileNotice: Sendable, Hashable, CustomStringConvertible {
     public var message: String
     /// Whether the change stays in the journal for the next sync (`false`: it was dropped).
     public var kept: Bool
-
-    /// Makes a notice.
-    public init(path: String, message: String, kept: Bool) {
-        self.path = path
-        self.message = message
-        self.kept = kept
-    }
 
     /// `path: message (kept for the next sync | dropped)`.
     public var description: String { "\(path): \(message) (\(kept ? "kept for the next sync" : "dropped"))" }

@@ -209,7 +209,7 @@ public struct FolderSync: Sendable {
     static func isInside(_ path: String, _ folder: String) -> Bool { path == folder || path.hasPrefix(folder + "/") }
 }
 
-/// Bytes and files moved so far in a sync.
+/// Bytes and files moved so far in a sync, as ``FolderSync/progress`` hears of them.
 public struct FileSyncProgress: Sendable, Hashable {
     /// Files uploaded or downloaded so far.
     public var files: Int
@@ -217,13 +217,6 @@ public struct FileSyncProgress: Sendable, Hashable {
     public var bytes: Int64
     /// The file moving now.
     public var current: String
-
-    /// Makes a progress value.
-    public init(files: Int, bytes: Int64, current: String) {
-        self.files = files
-        self.bytes = bytes
-        self.current = current
-    }
 }
 
 /// What a sync did.

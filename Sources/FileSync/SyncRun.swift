@@ -71,25 +71,62 @@ struct SyncRun {
         if !keep { try await transaction { tx in try await tx.journal.remove(entry.key) } }
     }
 
-    /// Opens a question on `entry` (or, under ``FolderSync/ConflictPolicy/keepBoth``, returns the answer that loses nothing).
+    /// Opens a question about the structure of the folder — a move, a folder's creation — on `entry`
+    /// (or returns the policy's answer, ``FolderSync/ConflictPolicy/answer(to:)``); the sync carries its
+    /// answer out itself, since it renames or moves items rather than choosing a version.
     mutating func ask(_ entry: JournalEntry, _ question: FileQuestion, remote: SyncRecord? = nil) async throws -> ConflictAnswer? {
-        if sync.policy == .keepBoth {
-            switch question.kind {
-            case .deleteChangedOnServer: return .takeTheirs
-            case .deletedOnServerChangedLocally, .moveChangedOnServer, .folderExists, .folderMissing, .folderNotCreated: return .keepMine
-            case .changedOnBoth, .existsOnServer, .fileExistsForFolder: return .keepBoth
-            }
-        }
-        var record = remote ?? SyncRecord(collection: FolderSync.collection, id: entry.key.id, version: FolderSync.version(question.serverTime ?? sync.clock.now()))
-        record.fields.merge(question.fields) { _, new in new }
-        let version = ServerVersion(record: record, token: record.fields["etag"])
+        if let answer = sync.policy.answer(to: question.kind) { return answer }
+        let version = serverVersion(of: entry, question, remote: remote)
         try await transaction { tx in try await tx.journal.openConflict(entry.key, remote: version) }
         return nil
     }
 
+    /// Hands the server's version of a file that met the pending `entry` to the journal, which opens
+    /// `question` on it, lets the policy decide, and carries the decision out through the file writer
+    /// (``SyncJournal/take(_:pending:policy:writer:)``).
+    /// - Returns: the answer carried out, or `nil` when the question waits for the user.
+    mutating func judge(
+        _ entry: JournalEntry, _ question: FileQuestion, server: WebDAVItem?, writer: FileConflictWriter
+    ) async throws -> ConflictAnswer? {
+        let incoming = serverVersion(of: entry, question, remote: server.map(serverRecord))
+        let policy = sync.policy
+        let outcome = try await transaction { tx in
+            try await tx.journal.take(incoming, pending: entry, policy: policy, writer: writer)
+        }
+        guard case .decided(let answer, carriedOut: true) = outcome else { return nil }
+        if answer == .keepBoth { report.conflictCopies.append(writer.copyPath) }
+        return answer
+    }
+
+    /// Carries out the user's answer to the open conflict of `entry` through the file writer
+    /// (``SyncJournal/carryOut(_:of:writer:)``).
+    /// - Returns: the answer, or `nil` when nothing was carried out.
+    mutating func carryOut(
+        _ answer: ConflictAnswer, of entry: JournalEntry, writer: FileConflictWriter
+    ) async throws -> ConflictAnswer? {
+        guard try await transaction({ tx in try await tx.journal.carryOut(answer, of: entry, writer: writer) }) else {
+            return nil
+        }
+        if answer == .keepBoth && !entry.local.isDeleted { report.conflictCopies.append(writer.copyPath) }
+        return answer
+    }
+
+    /// The writer of the conflicts of the file at `path`.
+    func writer(for path: String) -> FileConflictWriter {
+        FileConflictWriter(local: local, clock: sync.clock, copyPath: conflictName(path))
+    }
+
+    /// The server's version a question is opened with: the server's item (or, when it has none, the
+    /// time it is asked about) and the question.
+    func serverVersion(of entry: JournalEntry, _ question: FileQuestion, remote: SyncRecord?) -> ServerVersion {
+        var record = remote ?? SyncRecord(collection: FolderSync.collection, id: entry.key.id, version: FolderSync.version(question.serverTime ?? sync.clock.now()))
+        record.fields.merge(question.fields) { _, new in new }
+        return ServerVersion(record: record, token: record.fields["etag"])
+    }
+
     // MARK: Upload
 
-    mutating func upload(_ entry: JournalEntry, answer given: ConflictAnswer? = nil) async throws {
+    mutating func upload(_ entry: JournalEntry) async throws {
         let path = entry.key.id.rawValue
         guard let item = local.item(path), !item.isDirectory else {
             // Gone since the scan: the next scan records what happened.
@@ -97,65 +134,71 @@ struct SyncRun {
             return
         }
         let server = try await client.item(at: path)
-        var answer = given ?? entry.answer
-        let question = entry.remote?.record.fields["question"]
-        if answer == nil {
-            let arch = entry.archCopy?.etag
-            if let server, server.isDirectory {
-                answer = try await ask(entry, .init(kind: .existsOnServer, path: path, localTime: item.modified, serverTime: server.modified, localSize: item.size, choices: Self.bothChoices))
-            } else if let server, arch != nil && server.etag == arch {
-                answer = nil
-            } else if let server, server.size == item.size, try await sameContent(path, server) {
-                // The server already holds what the device holds (a cut answer, or the same edit on both sides).
-                try await settle(entry, path: path, local: item)
-                return
-            } else if let server {
-                let kind: FileQuestion.Kind = entry.archCopy == nil ? .existsOnServer : .changedOnBoth
-                answer = try await ask(entry, .init(kind: kind, path: path, localTime: item.modified, serverTime: server.modified, localSize: item.size, serverSize: server.size, choices: Self.bothChoices), remote: serverRecord(server))
-            } else if entry.archCopy != nil {
-                answer = try await ask(entry, .init(kind: .deletedOnServerChangedLocally, path: path, localTime: item.modified, serverTime: nil, localSize: item.size, choices: [
-                    "mine": "upload the local copy again", "theirs": "delete the local copy too",
-                ]))
-            }
-            if answer == nil && (server == nil ? entry.archCopy != nil : server?.etag != arch || server?.isDirectory == true) { return }
+        let writer = writer(for: path)
+        var answer: ConflictAnswer?
+        if let given = entry.answer {
+            answer = try await carryOut(given, of: entry, writer: writer)
+            if answer == nil { return }
+        } else if let server, !server.isDirectory, entry.archCopy != nil, server.etag == entry.archCopy?.etag {
+            // The server still holds the ArchCopy: the change goes up.
+        } else if let server, !server.isDirectory, server.size == item.size, try await sameContent(path, server) {
+            // The server already holds what the device holds (a cut answer, or the same edit on both sides).
+            try await settle(entry, path: path, local: item)
+            return
+        } else if let server {
+            let kind: FileQuestion.Kind = entry.archCopy == nil || server.isDirectory ? .existsOnServer : .changedOnBoth
+            answer = try await judge(entry, .init(kind: kind, path: path, localTime: item.modified, serverTime: server.modified, localSize: item.size, serverSize: server.size, choices: Self.bothChoices), server: server, writer: writer)
+            if answer == nil { return }
+        } else if entry.archCopy != nil {
+            answer = try await judge(entry, .init(kind: .deletedOnServerChangedLocally, path: path, localTime: item.modified, serverTime: nil, localSize: item.size, choices: [
+                "mine": "upload the local copy again", "theirs": "delete the local copy too",
+            ]), server: nil, writer: writer)
+            if answer == nil { return }
         }
+        try await upload(entry.key, item, answer: answer, server: server, copy: writer.copyPath)
+    }
+
+    /// The transfers after the judgement: *theirs* downloads the server's version (or removes the local
+    /// copy), *both* uploads the conflict copy and downloads the server's version, *mine* (and no
+    /// conflict) uploads the local copy over what the server holds.
+    mutating func upload(
+        _ key: RecordKey, _ item: LocalItem, answer: ConflictAnswer?, server: WebDAVItem?, copy: String
+    ) async throws {
+        let path = key.id.rawValue
         switch answer {
         case .takeTheirs?:
             try await takeServerVersion(path, server)
-            try await transaction { tx in try await tx.journal.remove(entry.key) }
             return
         case .keepBoth?:
-            try await keepBoth(entry, item, server)
+            if let copyEntry = try await transaction({ tx in try await tx.journal.entry(for: FolderSync.key(copy)) }) {
+                try await upload(copyEntry)
+            }
+            try await takeServerVersion(path, server)
             return
-        default:
+        case .keepMine?, .merged?, nil:
             break
         }
-        if question == .string(FileQuestion.Kind.folderMissing.rawValue) || (answer == .keepMine && server == nil) {
-            try await makeParents(path)
-        }
+        guard let entry = try await transaction({ tx in try await tx.journal.entry(for: key) }) else { return }
+        if answer != nil && server == nil { try await makeParents(path) }
         let precondition: WebDAVClient.Precondition = server?.etag.map { .etag($0) } ?? .absent
+        let writer = writer(for: path)
         do {
             try await client.upload(from: local.absolute(path), to: path, precondition: precondition)
         } catch WebDAVError.Code.parentMissing {
-            if sync.policy == .keepBoth {
-                try await makeParents(path)
-                try await client.upload(from: local.absolute(path), to: path, precondition: .absent)
-            } else {
-                _ = try await ask(entry, .init(kind: .folderMissing, path: path, localTime: item.modified, serverTime: nil, localSize: item.size, choices: [
-                    "mine": "create the folder \(WebDAVPath.parent(of: path)) again and upload", "theirs": "delete the local copy",
-                ]))
-                return
-            }
+            let answer = try await judge(entry, .init(kind: .folderMissing, path: path, localTime: item.modified, serverTime: nil, localSize: item.size, choices: [
+                "mine": "create the folder \(WebDAVPath.parent(of: path)) again and upload", "theirs": "delete the local copy",
+            ]), server: nil, writer: writer)
+            if answer != nil { try await upload(key, item, answer: answer, server: nil, copy: writer.copyPath) }
+            return
         } catch let error as WebDAVError where error.code == .notAllowed {
             // Can't be uploaded: inform, keep the entry.
             report.notices.append(FileNotice(path: path, message: error.description, kept: true))
             return
         } catch WebDAVError.Code.changedOnServer {
-            // Changed between the look and the upload: ask on the next sync, with fresh facts.
-            if let fresh = try await client.item(at: path) {
-                _ = try await ask(entry, .init(kind: .changedOnBoth, path: path, localTime: item.modified, serverTime: fresh.modified, localSize: item.size, serverSize: fresh.size, choices: Self.bothChoices), remote: serverRecord(fresh))
-            }
-            if sync.policy == .keepBoth { try await keepBoth(entry, item, try await client.item(at: path)) }
+            // Changed between the look and the upload: judged again, with fresh facts.
+            let fresh = try await client.item(at: path)
+            let answer = try await judge(entry, .init(kind: .changedOnBoth, path: path, localTime: item.modified, serverTime: fresh?.modified, localSize: item.size, serverSize: fresh?.size, choices: Self.bothChoices), server: fresh, writer: writer)
+            if answer != nil && answer != .keepMine { try await upload(key, item, answer: answer, server: fresh, copy: writer.copyPath) }
             return
         }
         report.uploaded.append(path)
@@ -199,24 +242,6 @@ struct SyncRun {
                 try await tx.journal.remove(entry.key)
             }
         }
-    }
-
-    mutating func keepBoth(_ entry: JournalEntry, _ item: LocalItem, _ server: WebDAVItem?) async throws {
-        let path = entry.key.id.rawValue
-        let copy = conflictName(path)
-        try local.move(path, to: copy)
-        report.conflictCopies.append(copy)
-        let moved = local.item(copy)
-        let now = sync.clock.now()
-        try await transaction { tx in
-            try await tx.journal.remove(entry.key)
-            try await tx.journal.recordLocalChange(.add, local: FolderSync.localRecord(copy, moved, from: nil, at: now), at: now, basedOn: nil)
-            try await Cache(tx).remove(path)
-        }
-        if let copyEntry = try await transaction({ tx in try await tx.journal.entry(for: FolderSync.key(copy)) }) {
-            try await upload(copyEntry)
-        }
-        try await takeServerVersion(path, server)
     }
 
     /// Makes the local copy what the server holds: downloaded, or removed when the server has none.
@@ -296,23 +321,20 @@ struct SyncRun {
             }
             return
         }
-        var answer = entry.answer
-        if answer == nil {
-            let changed = server.isDirectory ? try await folderChanged(path) : server.etag != entry.archCopy?.etag
-            if changed {
-                answer = try await ask(entry, .init(kind: .deleteChangedOnServer, path: path, localTime: entry.recordedAt, serverTime: server.modified, serverSize: server.size, choices: [
-                    "mine": "delete it on the server too", "theirs": "keep the server's version and download it again",
-                ]), remote: serverRecord(server))
-                if answer == nil { return }
-            }
+        var answer: ConflictAnswer?
+        let writer = writer(for: path)
+        if let given = entry.answer {
+            answer = try await carryOut(given, of: entry, writer: writer)
+            if answer == nil { return }
+        } else if server.isDirectory ? try await folderChanged(path) : server.etag != entry.archCopy?.etag {
+            answer = try await judge(entry, .init(kind: .deleteChangedOnServer, path: path, localTime: entry.recordedAt, serverTime: server.modified, serverSize: server.size, choices: [
+                "mine": "delete it on the server too", "theirs": "keep the server's version and download it again",
+            ]), server: server, writer: writer)
+            if answer == nil { return }
         }
-        if answer == .takeTheirs || answer == .keepBoth {
-            try await transaction { tx in
-                try await Cache(tx).removeTree(path)
-                try await tx.journal.remove(entry.key)
-            }
-            return
-        }
+        // Theirs (or both, which keeps no copy of a deletion): the writer forgot the cache, and the
+        // mirror pass downloads the server's version again.
+        if answer == .takeTheirs || answer == .keepBoth { return }
         do {
             try await client.delete(path, precondition: server.isDirectory ? .none : server.etag.map { .etag($0) } ?? .none)
         } catch let error as WebDAVError where error.code == .notAllowed || error.code == .notFound {

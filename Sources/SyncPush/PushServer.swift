@@ -260,17 +260,11 @@ public final class PushServer: SyncService, Service {
 ///     .with(CredentialsMiddleware(credentials))
 ///     .with(PushDeviceMiddleware(deviceToken: "phone-7"))
 /// ```
-public struct PushDeviceMiddleware: SyncClientMiddleware {
+public struct PushDeviceMiddleware: SyncRequestAdjuster {
     /// The device's token, as it registers with the push server.
     public var deviceToken: String
     /// Makes the middleware.
     public init(deviceToken: String) { self.deviceToken = deviceToken }
-    /// Sets the request's device and forwards it.
-    public func intercept(
-        _ request: SyncRequest, next: @Sendable (SyncRequest) async throws -> SyncResponse
-    ) async throws -> SyncResponse {
-        var request = request
-        request.device = deviceToken
-        return try await next(request)
-    }
+    /// Sets the request's device.
+    public func adjust(_ request: inout SyncRequest) { request.device = deviceToken }
 }

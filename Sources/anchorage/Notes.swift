@@ -73,6 +73,20 @@ struct Notes: AsyncParsableCommand {
                 }
             }
         }
+
+        /// Makes a change in the local store with `body`, then syncs. The change is saved first: when the
+        /// sync fails it is kept and waits for the next sync, and a line says so, calling it `what`
+        /// (exit status 69).
+        func change(_ what: String, _ body: (NotesMailbox) async throws -> Void) async throws {
+            try await withNotes { notes in
+                try await body(notes)
+                do {
+                    print(Notes.line(try await notes.sync()))
+                } catch let error as IMAPError {
+                    throw failure("\(what) is saved here and waits for the next sync: \(error.message)", code: 69)
+                }
+            }
+        }
     }
 
     /// One line of a sync report.
@@ -99,16 +113,6 @@ struct Notes: AsyncParsableCommand {
         }
     }
 
-    /// Syncs after a change was saved in the local store; when the sync fails, says that the change is
-    /// kept and waits for the next sync (exit status 69).
-    static func syncSaved(_ what: String, _ notes: NotesMailbox) async throws {
-        do {
-            print(line(try await notes.sync()))
-        } catch let error as IMAPError {
-            throw failure("\(what) is saved here and waits for the next sync: \(error.message)", code: 69)
-        }
-    }
-
     /// The note `id` of the local store; when this device does not have it yet (another device made it),
     /// after a sync that brings it.
     static func localNote(_ id: String, _ notes: NotesMailbox) async throws -> Note {
@@ -127,11 +131,10 @@ struct Notes: AsyncParsableCommand {
         @Flag(help: "The text is HTML.") var html = false
 
         func run() async throws {
-            try await location.withNotes { notes in
-                let note = Note(title: title, body: body, isHTML: html)
+            let note = Note(title: title, body: body, isHTML: html)
+            try await location.change("note \(note.id)") { notes in
                 try await notes.save(note)
                 print(note.id)
-                try await Notes.syncSaved("note \(note.id)", notes)
             }
         }
     }
@@ -145,13 +148,12 @@ struct Notes: AsyncParsableCommand {
         @Option(help: "The new text.") var body: String?
 
         func run() async throws {
-            try await location.withNotes { notes in
+            try await location.change("the edit of note \(id)") { notes in
                 var note = try await Notes.localNote(id, notes)
                 if let title { note.title = title }
                 if let body { note.body = body }
                 note.modified = notes.clock.now()
                 try await notes.save(note)
-                try await Notes.syncSaved("the edit of note \(id)", notes)
             }
         }
     }
@@ -163,10 +165,9 @@ struct Notes: AsyncParsableCommand {
         @Argument(help: "The note's id.") var id: String
 
         func run() async throws {
-            try await location.withNotes { notes in
+            try await location.change("the deletion of note \(id)") { notes in
                 _ = try await Notes.localNote(id, notes)
                 try await notes.delete(id)
-                try await Notes.syncSaved("the deletion of note \(id)", notes)
             }
         }
     }

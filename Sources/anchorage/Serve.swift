@@ -109,7 +109,7 @@ struct Serve: AsyncParsableCommand {
     var otaConflicts: OTAConflicts = .server
 
     @Option(help: "Push: how many notifications the server keeps for a device while it is away.")
-    var pushQueueLength = 64
+    var pushQueueLength = Defaults.push.queueLength
 
     @Option(
         name: .customLong("push-mail-account"),
@@ -120,10 +120,10 @@ struct Serve: AsyncParsableCommand {
     var pushMailAccounts: [String] = []
 
     @Option(help: "The largest request body accepted, in bytes: as it arrives, and decoded when it is compressed (gzip, deflate).")
-    var maxRequestBytes = 64 << 20
+    var maxRequestBytes = Defaults.server.maxRequestBytes
 
     @Option(help: "The smallest answer body sent compressed (gzip, else deflate) to a client whose Accept-Encoding takes it (0: never).")
-    var compressAbove = 1_024
+    var compressAbove = Defaults.server.compressAbove ?? 0
 
     @Option(help: "The most bytes one live record's fields may take (as stored); a larger record is refused on its own, for good, and the others of its request go through. No limit by default.")
     var maxRecordBytes: Int?
@@ -138,7 +138,7 @@ struct Serve: AsyncParsableCommand {
     var maxConnections = 256
 
     @Option(help: "The longest a request may take to serve, in seconds (0: no limit); a slower one is answered 503 and its work cancelled.")
-    var requestTimeout = 60
+    var requestTimeout = Int(Serve.seconds(Defaults.server.requestTimeout))
 
     @Option(
         help: """
@@ -148,28 +148,28 @@ struct Serve: AsyncParsableCommand {
     var maxOpenConnections: Int?
 
     @Option(help: "Seconds a request head may take to arrive, from the connection's start or the next request's first byte (0: no limit).")
-    var headerTimeout = 30.0
+    var headerTimeout = Serve.seconds(Defaults.connections.headerTimeout)
 
     @Option(help: "Seconds a request body may take beyond what its bytes earn at --body-min-rate (0: no limit).")
-    var bodyTimeout = 30.0
+    var bodyTimeout = Serve.seconds(Defaults.connections.bodyTimeout)
 
     @Option(help: "Bytes a second that earn a request body one more second (0: the body has --body-timeout in all).")
-    var bodyMinRate = 1_024
+    var bodyMinRate = Defaults.connections.bodyMinimumRate
 
     @Option(help: "Seconds a TLS handshake may take (0: no limit).")
-    var tlsHandshakeTimeout = 10.0
+    var tlsHandshakeTimeout = Serve.seconds(Defaults.connections.tlsHandshakeTimeout)
 
     @Option(help: "Seconds a connection may stay idle between requests (0: no limit).")
-    var keepAliveTimeout = 75.0
+    var keepAliveTimeout = Serve.seconds(Defaults.connections.keepAliveTimeout)
 
     @Option(help: "Seconds between the pings of a push stream; a stream that has not answered one by the next is closed.")
-    var pushPingInterval = 30.0
+    var pushPingInterval = Serve.seconds(Defaults.push.streamPingInterval)
 
     @Option(help: "Failed logins for one account that lock it for a while (429 with Retry-After; 0: no limit).")
-    var loginFailures = 10
+    var loginFailures = Defaults.logins.maxFailuresPerAccount ?? 0
 
     @Option(help: "Failed logins from one client address that lock it (0: no limit; use 0 behind a reverse proxy).")
-    var loginFailuresPerAddress = 30
+    var loginFailuresPerAddress = Defaults.logins.maxFailuresPerAddress ?? 0
 
     @Option(
         name: .customLong("tls-cert"),
@@ -272,7 +272,7 @@ struct Serve: AsyncParsableCommand {
                 service: router.mounting(push, at: "/push").with(push.writerMiddleware), authenticator: authenticator,
                 configuration: .init(
                     host: host, port: port, maxRequestBytes: maxRequestBytes, maxConcurrentRequests: maxConnections,
-                    requestTimeout: requestTimeout == 0 ? nil : .seconds(requestTimeout),
+                    requestTimeout: Self.limit(seconds: Double(requestTimeout)),
                     loginThrottle: loginFailures == 0 && loginFailuresPerAddress == 0
                         ? nil
                         : LoginThrottle.Policy(
@@ -288,6 +288,30 @@ struct Serve: AsyncParsableCommand {
             try await PushHTTPServer(server, push: push).runService()
         }
     }
+}
+
+extension Serve {
+    /// Where the options' defaults come from: the library's own, so that `anchorage serve` runs like a server
+    /// made in code with the default settings, and a default changed there changes here too.
+    enum Defaults {
+        /// The server's: body size, requests at once, request time, compression.
+        static let server = HTTPSyncServer.Configuration()
+        /// The connections': the time a request head, a body, a TLS handshake may take, and the idle time.
+        static let connections = ConnectionLimits.standard
+        /// How many failed logins lock an account or an address.
+        static let logins = LoginThrottle.Policy.standard
+        /// The push server's: the queue length and the stream's ping interval.
+        static let push = PushServer.Configuration()
+    }
+
+    /// `limit` in seconds, as an option spells it: 0 for no limit.
+    static func seconds(_ limit: Duration?) -> Double {
+        guard let (seconds, attoseconds) = limit?.components else { return 0 }
+        return Double(seconds) + Double(attoseconds) / 1e18
+    }
+
+    /// The limit an option's `seconds` spells: `nil` (no limit) for 0.
+    static func limit(seconds: Double) -> Duration? { seconds == 0 ? nil : .seconds(seconds) }
 }
 
 extension Serve {
@@ -309,10 +333,10 @@ extension Serve {
     /// The connection limits of the options. Raises the process's descriptor limit to its hard limit
     /// first, and caps open connections below it unless --max-open-connections says otherwise.
     func connectionLimits(logger: Logger) -> ConnectionLimits {
-        func duration(_ seconds: Double) -> Duration? { seconds == 0 ? nil : .seconds(seconds) }
         var limits = ConnectionLimits(
-            headerTimeout: duration(headerTimeout), bodyTimeout: duration(bodyTimeout), bodyMinimumRate: bodyMinRate,
-            tlsHandshakeTimeout: duration(tlsHandshakeTimeout), keepAliveTimeout: duration(keepAliveTimeout))
+            headerTimeout: Self.limit(seconds: headerTimeout), bodyTimeout: Self.limit(seconds: bodyTimeout),
+            bodyMinimumRate: bodyMinRate, tlsHandshakeTimeout: Self.limit(seconds: tlsHandshakeTimeout),
+            keepAliveTimeout: Self.limit(seconds: keepAliveTimeout))
         let descriptors = DescriptorLimit.raiseToHardLimit()
         let cap = descriptors.map(DescriptorLimit.connectionCap(limit:))
         limits.maxOpenConnections = maxOpenConnections ?? cap

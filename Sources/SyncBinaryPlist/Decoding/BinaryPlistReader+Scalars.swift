@@ -24,7 +24,7 @@ extension BinaryPlistReader {
                 throw .malformedInput("the \(what)'s count runs past the object area", offset: payload)
             }
             let countMarker = input[payload]
-            guard countMarker >> 4 == BinaryPlistFormat.integerNibble, countMarker & 0x0F <= 3 else {
+            guard BinaryPlistFormat.ObjectType(marker: countMarker) == .integer, countMarker & 0x0F <= 3 else {
                 throw .malformedInput(
                     "the \(what)'s count has marker 0x\(String(countMarker, radix: 16)), not an integer of 1 to 8 bytes",
                     offset: payload)
@@ -88,7 +88,7 @@ extension BinaryPlistReader {
 
     /// Reads an ASCII or a UTF-16BE string object.
     func readString(_ marker: UInt8, at start: Int) throws(CodecError) -> String {
-        if marker >> 4 == BinaryPlistFormat.asciiStringNibble {
+        if BinaryPlistFormat.ObjectType(marker: marker) == .asciiString {
             let (count, payload) = try readCount(marker, at: start, unitSize: 1, what: "string")
             let bytes = UnsafeBufferPointer(rebasing: input[payload..<payload + count])
             guard BinaryPlistWriter.isASCII(bytes) else {

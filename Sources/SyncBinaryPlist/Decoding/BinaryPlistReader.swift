@@ -48,32 +48,32 @@ struct BinaryPlistReader {
         }
         let start = try offset(of: object)
         let marker = input[start]
-        switch marker >> 4 {
-        case 0x0:
+        switch BinaryPlistFormat.ObjectType(marker: marker) {
+        case .singleByte:
             return try readSingleByte(marker, at: start)
-        case BinaryPlistFormat.integerNibble:
+        case .integer:
             return try readInteger(marker, at: start)
-        case BinaryPlistFormat.realNibble:
+        case .real:
             return .real(try readReal(marker, at: start))
-        case 0x3:
+        case .date:
             guard marker == BinaryPlistFormat.dateMarker else { throw unknownMarker(marker, at: start) }
             let seconds = Double(bitPattern: try readBigEndian(at: start + 1, size: 8, what: "date"))
             guard seconds.isFinite else {
                 throw .malformedInput("the date is not a finite number of seconds (\(seconds))", offset: start)
             }
             return .date(Date(timeIntervalSinceReferenceDate: seconds))
-        case BinaryPlistFormat.dataNibble:
+        case .data:
             let (count, payload) = try readCount(marker, at: start, unitSize: 1, what: "data")
             return .data(Array(UnsafeBufferPointer(rebasing: input[payload..<payload + count])))
-        case BinaryPlistFormat.asciiStringNibble, BinaryPlistFormat.utf16StringNibble:
+        case .asciiString, .utf16String:
             return .string(try readString(marker, at: start))
-        case BinaryPlistFormat.uidNibble:
+        case .uid:
             return try readUID(marker, at: start, depth: depth)
-        case BinaryPlistFormat.arrayNibble:
+        case .array:
             return try readArray(object, marker: marker, at: start, depth: depth)
-        case BinaryPlistFormat.dictionaryNibble:
+        case .dictionary:
             return try readDictionary(object, marker: marker, at: start, depth: depth)
-        default:
+        case nil:
             throw unknownMarker(marker, at: start)
         }
     }
@@ -159,7 +159,8 @@ struct BinaryPlistReader {
         }
         let start = try offset(of: object)
         let marker = input[start]
-        guard marker >> 4 == BinaryPlistFormat.asciiStringNibble || marker >> 4 == BinaryPlistFormat.utf16StringNibble else {
+        let type = BinaryPlistFormat.ObjectType(marker: marker)
+        guard type == .asciiString || type == .utf16String else {
             throw .malformedInput(
                 "a dictionary key is object \(object) with marker 0x\(String(marker, radix: 16)), not a string", offset: start)
         }

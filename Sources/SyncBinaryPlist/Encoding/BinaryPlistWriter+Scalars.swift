@@ -13,27 +13,27 @@ extension BinaryPlistWriter {
     /// bytes, two's complement.
     mutating func writeInteger(_ value: Int64) {
         let size = value < 0 ? 8 : Self.byteCount(UInt64(value))
-        bytes.append(BinaryPlistFormat.integerNibble << 4 | Self.sizeExponent(size))
+        bytes.append(BinaryPlistFormat.ObjectType.integer.marker(low: Self.sizeExponent(size)))
         appendBigEndian(UInt64(bitPattern: value), size: size)
     }
 
     /// Writes an integer above `Int64.max` as Apple and `plistlib` do: 16
     /// bytes, two's complement, the high eight bytes zero.
     mutating func writeUnsignedInteger128(_ value: UInt64) {
-        bytes.append(BinaryPlistFormat.integerNibble << 4 | 4)
+        bytes.append(BinaryPlistFormat.ObjectType.integer.marker(low: 4))
         appendBigEndian(0, size: 8)
         appendBigEndian(value, size: 8)
     }
 
     /// Writes an object's marker with its count: in the low nibble when below
     /// 15, else `0xF` in the nibble and the count as an integer object.
-    mutating func writeCount(_ count: Int, nibble: UInt8) {
+    mutating func writeCount(_ count: Int, type: BinaryPlistFormat.ObjectType) {
         if count < 15 {
-            bytes.append(nibble << 4 | UInt8(count))
+            bytes.append(type.marker(low: UInt8(count)))
         } else {
-            bytes.append(nibble << 4 | BinaryPlistFormat.extendedCount)
+            bytes.append(type.marker(low: BinaryPlistFormat.extendedCount))
             let size = Self.byteCount(UInt64(count))
-            bytes.append(BinaryPlistFormat.integerNibble << 4 | Self.sizeExponent(size))
+            bytes.append(BinaryPlistFormat.ObjectType.integer.marker(low: Self.sizeExponent(size)))
             appendBigEndian(UInt64(count), size: size)
         }
     }
@@ -43,7 +43,7 @@ extension BinaryPlistWriter {
         var string = string
         string.withUTF8 { utf8 in
             if Self.isASCII(utf8) {
-                writeCount(utf8.count, nibble: BinaryPlistFormat.asciiStringNibble)
+                writeCount(utf8.count, type: .asciiString)
                 bytes.append(contentsOf: utf8)
             } else {
                 writeUTF16(fromValidUTF8: utf8)
@@ -59,7 +59,7 @@ extension BinaryPlistWriter {
             if byte & 0xC0 != 0x80 { unitCount += 1 }
             if byte >= 0xF0 { unitCount += 1 }
         }
-        writeCount(unitCount, nibble: BinaryPlistFormat.utf16StringNibble)
+        writeCount(unitCount, type: .utf16String)
         var index = 0
         let count = utf8.count
         while index < count {

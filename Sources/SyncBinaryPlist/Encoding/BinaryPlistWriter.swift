@@ -37,7 +37,7 @@ struct BinaryPlistWriter {
     /// A container whose references are written by ``finish()``.
     private struct PendingContainer {
         var object: Int
-        var nibble: UInt8
+        var type: BinaryPlistFormat.ObjectType
         var count: Int
         var firstReference: Int
     }
@@ -83,7 +83,7 @@ struct BinaryPlistWriter {
                 return realObjects[real.bitPattern]!
             }
             startObject(object)
-            bytes.append(BinaryPlistFormat.realNibble << 4 | 3)
+            bytes.append(BinaryPlistFormat.ObjectType.real.marker(low: 3))
             appendBigEndian(real.bitPattern, size: 8)
             return object
         case .date(let date):
@@ -103,14 +103,14 @@ struct BinaryPlistWriter {
                 return dataObjects[data]!
             }
             startObject(object)
-            writeCount(data.count, nibble: BinaryPlistFormat.dataNibble)
+            writeCount(data.count, type: .data)
             bytes.append(contentsOf: data)
             return object
         case .string(let string):
             return addString(string)
         case .array(let elements):
             let (object, first) = try startContainer(
-                nibble: BinaryPlistFormat.arrayNibble, count: elements.count, depth: depth)
+                type: .array, count: elements.count, depth: depth)
             var reference = first
             for element in elements {
                 references[reference] = try add(element, depth: depth + 1)
@@ -119,7 +119,7 @@ struct BinaryPlistWriter {
             return object
         case .dictionary(let entries):
             let (object, first) = try startContainer(
-                nibble: BinaryPlistFormat.dictionaryNibble, count: entries.count, depth: depth)
+                type: .dictionary, count: entries.count, depth: depth)
             let order = Self.sortedIndices(of: entries)
             for (position, index) in order.enumerated() {
                 references[first + position] = addString(entries[index].key)
@@ -158,16 +158,16 @@ struct BinaryPlistWriter {
     /// Numbers a container and reserves its references; its bytes are written by ``finish()``.
     /// - Returns: the container's object number and the index of its first reference in ``references``.
     private mutating func startContainer(
-        nibble: UInt8, count: Int, depth: Int
+        type: BinaryPlistFormat.ObjectType, count: Int, depth: Int
     ) throws(CodecError) -> (object: Int, firstReference: Int) {
         guard depth < maxDepth else {
             throw .limitExceeded("the value is nested deeper than the limit of \(maxDepth)")
         }
         offsets.append(-1)
         let object = offsets.count - 1
-        let referenceCount = nibble == BinaryPlistFormat.dictionaryNibble ? 2 * count : count
+        let referenceCount = type == .dictionary ? 2 * count : count
         pendingContainers.append(
-            PendingContainer(object: object, nibble: nibble, count: count, firstReference: references.count))
+            PendingContainer(object: object, type: type, count: count, firstReference: references.count))
         let firstReference = references.count
         for _ in 0..<referenceCount { references.append(0) }
         return (object, firstReference)
@@ -199,9 +199,8 @@ struct BinaryPlistWriter {
         bytes.reserveCapacity(bytes.count + pendingContainers.count * 10 + references.count * referenceSize)
         for container in pendingContainers {
             offsets[container.object] = bytes.count
-            writeCount(container.count, nibble: container.nibble)
-            let referenceCount = container.nibble == BinaryPlistFormat.dictionaryNibble
-                ? 2 * container.count : container.count
+            writeCount(container.count, type: container.type)
+            let referenceCount = container.type == .dictionary ? 2 * container.count : container.count
             for reference in references[container.firstReference..<container.firstReference + referenceCount] {
                 appendBigEndian(UInt64(reference), size: referenceSize)
             }

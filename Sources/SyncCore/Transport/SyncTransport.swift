@@ -50,20 +50,39 @@ public struct MiddlewareTransport: SyncClientTransport {
     }
 }
 
-/// A client middleware that sets the credentials of every request.
-public struct CredentialsMiddleware: SyncClientMiddleware {
-    /// The credentials to send.
-    public var credentials: Credentials
-    /// Makes the middleware.
-    public init(_ credentials: Credentials) { self.credentials = credentials }
-    /// Sets the credentials and forwards.
+/// A client middleware that only changes each request before passing it on:
+/// sets its credentials, its device, its user agent. Write ``adjust(_:)``; the
+/// middleware's ``SyncClientMiddleware/intercept(_:next:)`` comes with it.
+///
+/// ```swift
+/// struct UserAgentMiddleware: SyncRequestAdjuster {
+///     func adjust(_ request: inout SyncRequest) { request.userAgent = "Notes/2.1" }
+/// }
+/// ```
+public protocol SyncRequestAdjuster: SyncClientMiddleware {
+    /// Changes `request` before it is sent.
+    func adjust(_ request: inout SyncRequest)
+}
+
+extension SyncRequestAdjuster {
+    /// Changes the request with ``adjust(_:)`` and forwards it.
     public func intercept(
         _ request: SyncRequest, next: @Sendable (SyncRequest) async throws -> SyncResponse
     ) async throws -> SyncResponse {
         var request = request
-        request.credentials = credentials
+        adjust(&request)
         return try await next(request)
     }
+}
+
+/// A client middleware that sets the credentials of every request.
+public struct CredentialsMiddleware: SyncRequestAdjuster {
+    /// The credentials to send.
+    public var credentials: Credentials
+    /// Makes the middleware.
+    public init(_ credentials: Credentials) { self.credentials = credentials }
+    /// Sets the credentials.
+    public func adjust(_ request: inout SyncRequest) { request.credentials = credentials }
 }
 
 /// Why a transport could not deliver a request or its answer.
