@@ -50,6 +50,8 @@ public struct FolderSync: Sendable {
     /// Where every "now" of the sync comes from: the time of the changes a scan records, the stamp in a
     /// conflict copy's name.
     public let clock: any WallClock
+    /// How many transfers (uploads, downloads, listings) a sync keeps in flight at once.
+    public let transfers: Int
     /// Lets one ``sync()`` run at a time (copies of this value share it): a second waits for the first.
     package let syncGate = SyncGate()
 
@@ -62,10 +64,11 @@ public struct FolderSync: Sendable {
     ///   - device: The device's name, in the names of conflict copies.
     ///   - policy: How conflicts are settled.
     ///   - clock: Where "now" comes from: the system's time, or a test's clock.
+    ///   - transfers: How many transfers a sync keeps in flight at once (at least 1; by default 8).
     ///   - progress: Called with the bytes and files moved so far.
     public init(
         folder: String, client: WebDAVClient, store: any SyncStore, account: AccountID, device: String = "device",
-        policy: ConflictPolicy = .askUser, clock: any WallClock = SystemWallClock(),
+        policy: ConflictPolicy = .askUser, clock: any WallClock = SystemWallClock(), transfers: Int = 8,
         progress: (@Sendable (FileSyncProgress) -> Void)? = nil
     ) {
         var folder = folder
@@ -78,6 +81,7 @@ public struct FolderSync: Sendable {
         self.policy = policy
         self.progress = progress
         self.clock = clock
+        self.transfers = max(1, transfers)
     }
 
     var local: LocalFolder { LocalFolder(root: folder) }

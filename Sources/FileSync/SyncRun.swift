@@ -19,9 +19,11 @@ struct SyncRun {
     // MARK: The journal
 
     /// Carries out every entry that is ready or answered: folders first (parents before children),
-    /// then moves, uploads, and deletes (children before parents).
+    /// then moves, uploads (those ready to send ``FolderSync/transfers`` at once, ``uploadReady()``),
+    /// and deletes (children before parents).
     mutating func processJournal() async throws {
         let entries = try await transaction { tx in try await tx.journal.entries(in: [FolderSync.collection]) }
+        var uploadedReady = false
         func rank(_ entry: JournalEntry) -> (Int, Int, Int64) {
             let depth = entry.key.id.rawValue.split(separator: "/").count
             let isDirectory = entry.local.fields["directory"] == .bool(true)
@@ -33,6 +35,13 @@ struct SyncRun {
             }
         }
         for entry in entries.sorted(by: { rank($0) < rank($1) }) {
+            if rank(entry).0 >= 2 && !uploadedReady {
+                try await uploadReady()
+                uploadedReady = true
+            }
+            // A file ready to send went up with the others (or is judged after them); one that waits
+            // for an answer waits.
+            if rank(entry).0 == 2 && entry.answer == nil { continue }
             // Re-read: an earlier step may have changed or removed it.
             let path = entry.key.id.rawValue
             let (found, waiting) = try await transaction { tx in
@@ -61,6 +70,7 @@ struct SyncRun {
                 try await fail(current, error)
             }
         }
+        if !uploadedReady { try await uploadReady() }
     }
 
     /// A failure no row handles more precisely: inform; drop the entry when the server refused it for good.
@@ -256,7 +266,7 @@ struct SyncRun {
             let item = local.item(path)
             try await transaction { tx in try await Cache(tx).put(CachedItem(server, local: item)) }
         } else {
-            try await download(server)
+            try await download([server])
         }
     }
 
@@ -563,116 +573,6 @@ struct SyncRun {
                 try await tx.journal.recordLocalChange(pending.action == .delete ? .delete : .add, local: record, at: pending.recordedAt, basedOn: nil)
             }
         }
-    }
-
-    // MARK: The server's changes
-
-    /// Every item under the server's folder `path`, listed folder by folder (depth 1).
-    func listTree(_ path: String) async throws -> [WebDAVItem] {
-        var items: [WebDAVItem] = []
-        var folders = [path]
-        while let folder = folders.popLast() {
-            let listed: [WebDAVItem]
-            do {
-                listed = try await client.contents(of: folder)
-            } catch WebDAVError.Code.notFound where folder != path {
-                continue
-            }
-            for item in listed {
-                if item.path == folder {
-                    if folder == path { items.append(item) }
-                    continue
-                }
-                items.append(item)
-                if item.isDirectory { folders.append(item.path) }
-            }
-        }
-        return items
-    }
-
-    /// Mirrors the server's folder: new and changed items are downloaded, items the server
-    /// deleted are removed locally; items with pending entries are left alone.
-    mutating func fetchRemote() async throws {
-        let server = try await listTree("").filter { !$0.path.isEmpty }
-        let (cached, entries) = try await transaction { tx in
-            (try await Cache(tx).all(), try await tx.journal.entries(in: [FolderSync.collection]))
-        }
-        var busy = Set<String>()
-        for entry in entries {
-            busy.insert(entry.key.id.rawValue)
-            if case .string(let from)? = entry.local.fields["from"] { busy.insert(from) }
-        }
-        func isBusy(_ path: String) -> Bool {
-            busy.contains { FolderSync.isInside(path, $0) || FolderSync.isInside($0, path) }
-        }
-        let onServer = Set(server.map(\.path))
-        for item in server.sorted(by: { $0.path < $1.path }) where !isBusy(item.path) && !Self.isTemporary(item.path) {
-            let known = cached[item.path]
-            if item.isDirectory {
-                if known == nil || local.item(item.path) == nil {
-                    try? local.makeDirectory(item.path)
-                    let localItem = local.item(item.path)
-                    try await transaction { tx in try await Cache(tx).put(CachedItem(item, local: localItem)) }
-                }
-                continue
-            }
-            let present = local.item(item.path)
-            if let known, known.etag == item.etag, let present, known.sameLocal(present) { continue }
-            if let known, known.etag == item.etag, present == nil { continue }  // deleted here since the scan: next sync
-            if let present, !present.isDirectory, let known, !known.sameLocal(present) {
-                // A modified local copy: the next scan records it, and the upload asks.
-                continue
-            }
-            if let present, present.isDirectory { continue }
-            if present != nil && known == nil { continue }  // made here since the scan: next sync
-            do {
-                try await download(item)
-            } catch let error as WebDAVError where !error.stopsTheSync {
-                // Disk full or a server error: inform; the next sync tries again.
-                report.notices.append(FileNotice(path: item.path, message: "download failed: " + error.description, kept: false))
-            }
-        }
-        // Items the server no longer has.
-        for (path, known) in cached.sorted(by: { $0.key > $1.key }) where !onServer.contains(path) && !isBusy(path) {
-            if let present = local.item(path) {
-                if !known.isDirectory && !known.sameLocal(present) { continue }  // changed here: the scan asks
-                if known.isDirectory {
-                    let names = (try? FileManager.default.contentsOfDirectory(atPath: local.absolute(path))) ?? []
-                    if !names.isEmpty { continue }
-                }
-                local.remove(path)
-                report.deletedLocally.append(path)
-            }
-            try await transaction { tx in try await Cache(tx).remove(path) }
-        }
-    }
-
-    /// Whether `path` names a file in the making: a device's part file, or Apache's upload in progress.
-    static func isTemporary(_ path: String) -> Bool {
-        let name = WebDAVPath.name(of: path)
-        return name.hasSuffix(LocalFolder.partSuffix) || name.hasPrefix(".davfs.tmp")
-    }
-
-    /// Downloads `item` to a part file next to its place and renames it in.
-    mutating func download(_ item: WebDAVItem) async throws {
-        let part = local.partFile(for: item.path)
-        try local.makeDirectory(WebDAVPath.parent(of: item.path))
-        let etag: String?
-        do {
-            etag = try await client.download(item.path, to: part)
-            try local.install(part, at: item.path)
-        } catch {
-            unlink(part)
-            throw error
-        }
-        let present = local.item(item.path)
-        var cached = CachedItem(item, local: present)
-        if let etag { cached.etag = etag }
-        cached.size = present?.size ?? cached.size
-        let settled = cached
-        try await transaction { tx in try await Cache(tx).put(settled) }
-        report.downloaded.append(item.path)
-        moved(present?.size ?? 0, item.path)
     }
 
     mutating func moved(_ bytes: Int64, _ path: String) {

@@ -72,12 +72,16 @@ struct Files: AsyncParsableCommand {
                 """)
         var timeout: Int = 3600
 
+        @Option(help: "How many uploads, downloads and listings a sync keeps in flight at once.")
+        var transfers: Int = 8
+
         func validate() throws {
             guard let url = URL(string: server), url.scheme == "http" || url.scheme == "https", url.host != nil else {
                 throw ValidationError("--server must be an http:// or https:// URL")
             }
             guard interval > 0 else { throw ValidationError("--interval must be at least 1") }
             guard timeout > 0 else { throw ValidationError("--timeout must be at least 1") }
+            guard (1...64).contains(transfers) else { throw ValidationError("--transfers must be between 1 and 64") }
             var isDirectory: ObjCBool = false
             guard FileManager.default.fileExists(atPath: localDir, isDirectory: &isDirectory), isDirectory.boolValue else {
                 throw ValidationError("\(localDir) is not a folder")
@@ -98,7 +102,7 @@ struct Files: AsyncParsableCommand {
             try await store.withStore { store in
                 let sync = FolderSync(
                     folder: folder, client: WebDAVClient(transport: transport), store: store, account: Files.account,
-                    device: device, policy: priority, progress: { bar.show($0) })
+                    device: device, policy: priority, transfers: transfers, progress: { bar.show($0) })
                 repeat {
                     let report: FolderSyncReport
                     do {

@@ -89,9 +89,8 @@ struct HTTPClientTransportFailureTests {
         try await Self.withServer(EchoService()) { baseURL in
             let transport = HTTPClientTransport(baseURL: baseURL, clientConfiguration: HTTPClient.Configuration())
             #expect(transport.ownsClient)
-            let beforeShutdown = try await transport.send(Self.ping)
+            let beforeShutdown = try await finally { try await transport.send(Self.ping) } then: { try await transport.shutdown() }
             #expect(beforeShutdown.status == 200)
-            try await transport.shutdown()
             await #expect(throws: TransportError.self) { try await transport.send(Self.ping) }
         }
     }

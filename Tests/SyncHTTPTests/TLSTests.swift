@@ -33,8 +33,7 @@ struct TLSTests {
             #expect(trustRoots.count == 1)
             let transport = HTTPClientTransport(baseURL: baseURL, trustRoots: trustRoots)
             #expect(transport.ownsClient)
-            let answer = try await transport.send(Self.ping)
-            try await transport.shutdown()
+            let answer = try await finally { try await transport.send(Self.ping) } then: { try await transport.shutdown() }
             #expect(answer.status == 200)
             #expect(try JSONCodec().decode(answer.body)["account"] == "ada")
             #expect(service.handled.value == 1)
@@ -44,8 +43,11 @@ struct TLSTests {
                 baseURL: baseURL,
                 trustRoots: try .certificates(pem: Array(try Data(contentsOf: URL(fileURLWithPath: certificates.caFile)))))
             let endpoint = SyncEndpoint(transport: fromBytes, codecs: CodecSet([JSONCodec()]), retry: .none)
-            let echoed = try await endpoint.send(endpoint.request(.get, "/hello").with(credentials: TransportRoute.ada))
-            try await fromBytes.shutdown()
+            let echoed = try await finally {
+                try await endpoint.send(endpoint.request(.get, "/hello").with(credentials: TransportRoute.ada))
+            } then: {
+                try await fromBytes.shutdown()
+            }
             #expect(echoed.status == 200)
         }
     }

@@ -1,0 +1,111 @@
+import FileSync
+import Foundation
+import SyncCore
+import SyncTesting
+import Synchronization
+import Testing
+
+/// A sync's transfers, against Apache: several in flight (``FolderSync/transfers``), an upload with no
+/// look-up before it (its precondition is the look-up), the new ETags from one listing per folder.
+@Suite("FolderSync: transfers in flight, no look-up before an upload")
+struct TransfersTests {
+    /// Records every request; holds `PUT`s and `GET`s until `gather` of them wait, then lets them all go.
+    final class RecordingTransport: WebDAVTransport {
+        let base: any WebDAVTransport
+        let gather: Int
+        private let state = Mutex((log: [String](), inFlight: 0, most: 0, waiting: [CheckedContinuation<Void, Never>]()))
+        var baseURL: URL { base.baseURL }
+
+        init(_ base: any WebDAVTransport, gather: Int = 1) {
+            self.base = base
+            self.gather = gather
+        }
+
+        var log: [String] { state.withLock { $0.log } }
+        var mostInFlight: Int { state.withLock { $0.most } }
+
+        /// Lets every held request go (when fewer than `gather` are left).
+        func releaseAll() {
+            for continuation in state.withLock({ state in defer { state.waiting = [] }; return state.waiting }) {
+                continuation.resume()
+            }
+        }
+
+        func send(_ request: WebDAVRequest) async throws -> WebDAVResponse {
+            let transfer = request.method == "PUT" || request.method == "GET"
+            state.withLock { state in
+                state.log.append("\(request.method) \(request.headers["Depth"].map { "depth \($0) " } ?? "")\(request.path)")
+                if transfer {
+                    state.inFlight += 1
+                    state.most = max(state.most, state.inFlight)
+                }
+            }
+            defer { if transfer { state.withLock { $0.inFlight -= 1 } } }
+            if transfer && gather > 1 {
+                await withCheckedContinuation { continuation in
+                    let all = state.withLock { state -> [CheckedContinuation<Void, Never>]? in
+                        state.waiting.append(continuation)
+                        guard state.waiting.count >= gather else { return nil }
+                        defer { state.waiting = [] }
+                        return state.waiting
+                    }
+                    for waiting in all ?? [] { waiting.resume() }
+                }
+            }
+            return try await base.send(request)
+        }
+    }
+
+    @Test("eight new files with transfers: 4 go up four at a time, and so do their downloads on another device")
+    func fourAtATime() async throws {
+        let world = try await World()
+        let uploads = RecordingTransport(world.transport(), gather: 4)
+        let phone = try world.device("phone", transport: uploads)
+        let sync = FolderSync(folder: phone.folder, client: phone.client, store: phone.store, account: "ada", transfers: 4)
+        for index in 0..<8 { try phone.write("f\(index).txt", "file \(index)") }
+        let uploading = Task { try await sync.sync() }
+        let gathered = await yieldUntil { uploads.mostInFlight == 4 }
+        uploads.releaseAll()  // a sync that sent one at a time would wait here for ever
+        #expect(gathered)
+        #expect(try await uploading.value.uploaded.count == 8)
+        #expect(uploads.mostInFlight == 4)
+
+        let downloads = RecordingTransport(world.transport(), gather: 4)
+        let tablet = try world.device("tablet", transport: downloads)
+        let second = FolderSync(folder: tablet.folder, client: tablet.client, store: tablet.store, account: "ada", transfers: 4)
+        let downloading = Task { try await second.sync() }
+        let gatheredDownloads = await yieldUntil { downloads.mostInFlight == 4 }
+        downloads.releaseAll()
+        #expect(gatheredDownloads)
+        #expect(try await downloading.value.downloaded.count == 8)
+        #expect(second.read("f7.txt") == "file 7")
+    }
+
+    @Test("new files go up with If-None-Match and no look-up; their ETags come from one listing of their folder")
+    func noLookUpBeforeUpload() async throws {
+        let world = try await World()
+        let recording = RecordingTransport(world.transport())
+        let device = try world.device(transport: recording)
+        for index in 0..<6 { try device.write("f\(index).txt", "file \(index)") }
+        let report = try await device.sync()
+        #expect(report.uploaded.count == 6)
+        let log = recording.log
+        #expect(log.filter { $0.hasPrefix("PUT ") }.count == 6)
+        #expect(!log.contains { $0.hasPrefix("PROPFIND depth 0 f") }, "\(log)")
+        // One listing for the ETags, one for the server's changes.
+        #expect(log.filter { $0 == "PROPFIND depth 1 " }.count == 2, "\(log)")
+        #expect(try await device.sync().uploaded.isEmpty)
+        #expect(try await world.get("f5.txt") == "file 5")
+    }
+
+    @Test("a new file the server already holds the same: the If-None-Match refusal leads to the look, which settles it")
+    func sameFileOnBothSides() async throws {
+        let world = try await World()
+        try await world.put("a.txt", "same")
+        let device = try world.device()
+        try device.write("a.txt", "same")
+        let report = try await device.sync()
+        #expect(report.questions.isEmpty && report.uploaded.isEmpty)
+        #expect(try await device.pending().isEmpty)
+    }
+}
