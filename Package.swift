@@ -3,7 +3,10 @@
 // Anchorage: data synchronization from interchangeable parts.
 //
 // One library product per backend, so an app that picks JSON and the memory
-// store links neither libxml2, msgpack-c, GRDB nor PostgreSQL.
+// store links neither libxml2, msgpack-c, GRDB nor PostgreSQL; an HTTP client
+// links no server, and no library product links the test kit. Every target
+// depends on exactly the modules its Swift files import
+// (scripts/check-dependencies.py checks it).
 
 import PackageDescription
 
@@ -17,6 +20,8 @@ let package = Package(
         .library(name: "SyncBinaryPlist", targets: ["SyncBinaryPlist"]),
         .library(name: "SyncMessagePack", targets: ["SyncMessagePack"]),
         .library(name: "SyncHTTP", targets: ["SyncHTTP"]),
+        .library(name: "SyncHTTPClient", targets: ["SyncHTTPClient"]),
+        .library(name: "SyncHTTPServer", targets: ["SyncHTTPServer"]),
         .library(name: "SyncSQLite", targets: ["SyncSQLite"]),
         .library(name: "SyncPostgres", targets: ["SyncPostgres"]),
         .library(name: "Aquasync", targets: ["Aquasync"]),
@@ -24,7 +29,9 @@ let package = Package(
         .library(name: "OTASync", targets: ["OTASync"]),
         .library(name: "SyncPush", targets: ["SyncPush"]),
         .library(name: "FileSync", targets: ["FileSync"]),
+        .library(name: "SyncIMAP", targets: ["SyncIMAP"]),
         .library(name: "SyncMail", targets: ["SyncMail"]),
+        .library(name: "SyncMailPush", targets: ["SyncMailPush"]),
         .library(name: "SyncTesting", targets: ["SyncTesting"]),
         .library(name: "SyncSamples", targets: ["SyncSamples"]),
         .executable(name: "anchorage", targets: ["anchorage"]),
@@ -76,28 +83,48 @@ let package = Package(
         .target(name: "SyncMessagePack", dependencies: ["SyncCore", "CAnchorageMsgPackShim"]),
 
         // MARK: Transports
+        // What HTTP's client and server share: the headers' formats (Authorization, the session cookie,
+        // Retry-After), content codings, TLS certificate files, and connection failures in plain words
+        // (which the IMAP client says too).
         .target(
             name: "SyncHTTP",
             dependencies: [
                 "SyncCore",
+                .product(name: "CompressNIO", package: "compress-nio"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "NIOSSL", package: "swift-nio-ssl"),
+            ]),
+        // The client transport, over AsyncHTTPClient: no server.
+        .target(
+            name: "SyncHTTPClient",
+            dependencies: [
+                "SyncCore", "SyncHTTP",
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
+                .product(name: "NIOSSL", package: "swift-nio-ssl"),
+            ]),
+        // The server, over Hummingbird: no HTTP client.
+        .target(
+            name: "SyncHTTPServer",
+            dependencies: [
+                "SyncCore", "SyncHTTP",
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "HummingbirdCore", package: "hummingbird"),
                 .product(name: "HummingbirdTLS", package: "hummingbird"),
-                .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "NIOSSL", package: "swift-nio-ssl"),
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "_CryptoExtras", package: "swift-crypto"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOHTTP1", package: "swift-nio"),
                 .product(name: "NIOTLS", package: "swift-nio"),
-                .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "NIOHTTPTypes", package: "swift-nio-extras"),
                 .product(name: "HTTPTypes", package: "swift-http-types"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "CoreMetrics", package: "swift-metrics"),
                 .product(name: "Prometheus", package: "swift-prometheus"),
-                .product(name: "CompressNIO", package: "compress-nio"),
             ]
         ),
 
@@ -114,7 +141,7 @@ let package = Package(
         .executableTarget(name: "StoreCrashWriter", dependencies: ["SyncCore", "SyncSQLite"]),
 
         // MARK: Stacks
-        .target(name: "Aquasync", dependencies: ["SyncCore", .product(name: "Logging", package: "swift-log")]),
+        .target(name: "Aquasync", dependencies: ["SyncCore"]),
         .target(name: "AppSync", dependencies: ["SyncCore"]),
         .target(name: "OTASync", dependencies: ["SyncCore"]),
 
@@ -122,12 +149,14 @@ let package = Package(
         .target(
             name: "SyncPush",
             dependencies: [
-                "SyncCore", "SyncHTTP",
+                "SyncCore", "SyncHTTP", "SyncHTTPServer",
                 .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "HummingbirdCore", package: "hummingbird"),
                 .product(name: "HummingbirdWebSocket", package: "hummingbird-websocket"),
                 .product(name: "HummingbirdWSClient", package: "hummingbird-websocket"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOWebSocket", package: "swift-nio"),
                 .product(name: "NIOHTTPTypes", package: "swift-nio-extras"),
                 .product(name: "HTTPTypes", package: "swift-http-types"),
                 .product(name: "NIOSSL", package: "swift-nio-ssl"),
@@ -138,37 +167,38 @@ let package = Package(
         .target(
             name: "FileSync",
             dependencies: [
-                "SyncCore", "SyncHTTP", "CAnchorageXML2",
+                "SyncCore", "SyncHTTP", "SyncHTTPClient", "CAnchorageXML2",
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "NIOCore", package: "swift-nio"),
-                .product(name: "NIOHTTP1", package: "swift-nio"),
-                .product(name: "Logging", package: "swift-log"),
             ]),
 
-        // MARK: Mail: an IMAP client, notes kept in a mailbox, and the data access daemon
+        // MARK: Mail: an IMAP client of its own, notes kept in a mailbox, and the data access daemon
         .target(
-            name: "SyncMail",
+            name: "SyncIMAP",
             dependencies: [
-                "SyncCore", "SyncSQLite", "SyncPush", "SyncHTTP",
+                "SyncCore", "SyncHTTP",
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "NIOSSL", package: "swift-nio-ssl"),
-                .product(name: "Logging", package: "swift-log"),
             ]),
+        // Notes kept in a mailbox, over the IMAP client.
+        .target(name: "SyncMail", dependencies: ["SyncCore", "SyncIMAP"]),
+        // The device's mail push daemon: the IMAP client and the push client.
+        .target(name: "SyncMailPush", dependencies: ["SyncCore", "SyncIMAP", "SyncPush"]),
 
         // MARK: Testing kit shipped to users
-        .target(name: "SyncTesting", dependencies: ["SyncCore", "SyncHTTP"]),
+        .target(name: "SyncTesting", dependencies: ["SyncCore"]),
 
         // MARK: Sample data for benchmarks, the size report and the docs
-        .target(name: "SyncSamples", dependencies: ["SyncCore", "SyncTesting"]),
+        .target(name: "SyncSamples", dependencies: ["SyncCore"]),
 
         // MARK: Command-line tool
         .executableTarget(
             name: "anchorage",
             dependencies: [
                 "SyncCore", "SyncJSON", "SyncXMLPlist", "SyncBinaryPlist", "SyncMessagePack", "SyncHTTP",
-                "SyncSQLite", "SyncPostgres", "Aquasync", "AppSync", "OTASync", "SyncSamples", "SyncPush", "FileSync",
-                "SyncMail",
+                "SyncHTTPClient", "SyncHTTPServer", "SyncSQLite", "SyncPostgres", "Aquasync", "AppSync", "OTASync",
+                "SyncSamples", "SyncPush", "FileSync", "SyncIMAP", "SyncMail", "SyncMailPush",
                 .product(name: "PostgresNIO", package: "postgres-nio"),
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
@@ -193,11 +223,13 @@ let package = Package(
 
         // MARK: Tests
         // What the test targets share: Python as an independent implementation, hex, the four
-        // codecs, temporary folders and the built `anchorage` tool.
+        // codecs, temporary folders, the built `anchorage` tool, and `TransportRoute` (one test body
+        // in process and over HTTP).
         .target(
             name: "TestSupport",
             dependencies: [
                 "SyncCore", "SyncTesting", "SyncJSON", "SyncXMLPlist", "SyncBinaryPlist", "SyncMessagePack",
+                "SyncHTTPClient", "SyncHTTPServer",
                 .product(name: "NIOCore", package: "swift-nio"), .product(name: "NIOPosix", package: "swift-nio"),
             ],
             path: "Tests/TestSupport"),
@@ -216,30 +248,34 @@ let package = Package(
         .testTarget(
             name: "AquasyncTests",
             dependencies: [
-                "SyncCore", "Aquasync", "SyncTesting", "SyncHTTP", "SyncJSON", "SyncMessagePack", "SyncXMLPlist",
-                "SyncBinaryPlist", "SyncSamples", "SyncSQLite", "TestSupport",
+                "SyncCore", "Aquasync", "SyncTesting", "SyncJSON", "SyncMessagePack", "SyncXMLPlist", "SyncBinaryPlist",
+                "SyncSQLite", "TestSupport",
             ]
         ),
         .testTarget(
             name: "CodecConversionTests",
             dependencies: [
                 "SyncCore", "SyncTesting", "SyncJSON", "SyncXMLPlist", "SyncBinaryPlist", "SyncMessagePack", "anchorage",
-                "TestSupport",
             ]),
         .testTarget(
             name: "CommandLineTests",
-            dependencies: ["SyncCore", "SyncTesting", "SyncHTTP", "SyncJSON", "Aquasync", "anchorage", "TestSupport"]),
+            dependencies: [
+                "SyncCore", "SyncTesting", "SyncHTTPClient", "SyncHTTPServer", "SyncJSON", "Aquasync", "anchorage",
+                "TestSupport",
+            ]),
         .testTarget(
             name: "SyncPostgresTests",
             dependencies: [
-                "SyncCore", "SyncPostgres", "SyncTesting", "Aquasync", "AppSync", "OTASync", "SyncHTTP", "SyncJSON",
-                "SyncMessagePack", "SyncSQLite", "anchorage", "TestSupport",
+                "SyncCore", "SyncPostgres", "SyncTesting", "Aquasync", "AppSync", "OTASync", "SyncHTTPClient", "SyncJSON",
+                "SyncMessagePack", "anchorage", "TestSupport",
+                .product(name: "PostgresNIO", package: "postgres-nio"),
+                .product(name: "Logging", package: "swift-log"),
             ]),
         .testTarget(
             name: "OTASyncTests",
             dependencies: [
-                "SyncCore", "OTASync", "SyncTesting", "SyncHTTP", "SyncJSON", "SyncMessagePack", "SyncXMLPlist",
-                "SyncBinaryPlist", "SyncSQLite", "TestSupport",
+                "SyncCore", "OTASync", "SyncTesting", "SyncJSON", "SyncMessagePack", "SyncXMLPlist", "SyncBinaryPlist",
+                "SyncSQLite", "TestSupport",
             ]
         ),
         .testTarget(
@@ -250,39 +286,39 @@ let package = Package(
             ]),
         .testTarget(
             name: "AppSyncTests",
-            dependencies: ["SyncCore", "AppSync", "SyncTesting", "SyncHTTP", "SyncJSON", "SyncSQLite", "TestSupport"]
+            dependencies: ["SyncCore", "AppSync", "SyncTesting", "SyncJSON", "SyncSQLite", "TestSupport"]
         ),
         .testTarget(
             name: "SyncPushTests",
             dependencies: [
-                "SyncCore", "SyncPush", "SyncHTTP", "SyncTesting", "SyncJSON", "SyncSQLite", "SyncPostgres", "Aquasync",
-                "AppSync", "OTASync", "anchorage", "TestSupport",
-                .product(name: "Hummingbird", package: "hummingbird"),
-                .product(name: "HummingbirdWebSocket", package: "hummingbird-websocket"),
-                .product(name: "HummingbirdWSClient", package: "hummingbird-websocket"),
+                "SyncCore", "SyncPush", "SyncHTTPClient", "SyncHTTPServer", "SyncTesting", "SyncJSON", "SyncSQLite",
+                "Aquasync", "AppSync", "OTASync", "anchorage", "TestSupport",
+                .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "Prometheus", package: "swift-prometheus"),
             ]),
         .testTarget(
             name: "FileSyncTests",
-            dependencies: ["SyncCore", "FileSync", "SyncHTTP", "SyncTesting", "SyncSQLite", "anchorage", "TestSupport"]),
+            dependencies: [
+                "SyncCore", "FileSync", "SyncHTTPClient", "SyncHTTPServer", "SyncTesting", "anchorage", "TestSupport",
+            ]),
         .testTarget(
             name: "SyncMailTests",
             dependencies: [
-                "SyncCore", "SyncMail", "SyncPush", "SyncHTTP", "SyncTesting", "SyncSQLite", "SyncJSON", "anchorage",
-                "TestSupport",
-                .product(name: "NIOCore", package: "swift-nio"),
-                .product(name: "NIOPosix", package: "swift-nio"),
+                "SyncCore", "SyncIMAP", "SyncMail", "SyncMailPush", "SyncPush", "SyncHTTPClient", "SyncHTTPServer",
+                "SyncTesting", "SyncSQLite", "SyncJSON", "anchorage", "TestSupport",
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             ]),
         .testTarget(
             name: "SyncHTTPTests",
             dependencies: [
-                "SyncCore", "SyncJSON", "SyncHTTP", "SyncTesting", "TestSupport",
-                .product(name: "Hummingbird", package: "hummingbird"),
+                "SyncCore", "SyncJSON", "SyncHTTP", "SyncHTTPClient", "SyncHTTPServer", "SyncTesting", "TestSupport",
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "InMemoryLogging", package: "swift-log"),
-                .product(name: "CoreMetrics", package: "swift-metrics"),
                 .product(name: "Prometheus", package: "swift-prometheus"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             ]
@@ -293,11 +329,17 @@ let package = Package(
         .target(name: "NotesStack", dependencies: ["SyncCore"], path: "Examples/NotesStack/Sources"),
         .testTarget(
             name: "NotesStackTests",
-            dependencies: ["NotesStack", "SyncCore", "SyncTesting", "SyncJSON"],
+            dependencies: ["NotesStack", "SyncCore", "SyncTesting", "SyncJSON", "TestSupport"],
             path: "Examples/NotesStack/Tests"),
         .executableTarget(
             name: "QuickStart", dependencies: ["Aquasync", "SyncCore", "SyncJSON"], path: "Examples/QuickStart"),
-        .testTarget(name: "QuickStartTests", dependencies: ["QuickStart", "SyncTesting"], path: "Examples/QuickStartTests"),
+        .testTarget(
+            name: "QuickStartTests",
+            dependencies: [
+                "QuickStart", "SyncTesting", "Aquasync", "SyncCore", "SyncJSON", "SyncHTTPClient", "SyncHTTPServer",
+                .product(name: "Hummingbird", package: "hummingbird"),
+            ],
+            path: "Examples/QuickStartTests"),
     ]
 )
 

@@ -18,6 +18,8 @@ let package = Package(
         .package(url: "https://github.com/vapor/postgres-nio", from: "1.33.2"),
         .package(url: "https://github.com/swift-server/async-http-client", from: "1.37.0"),
         .package(url: "https://github.com/apple/swift-nio", from: "2.101.2"),
+        .package(url: "https://github.com/apple/swift-log", from: "1.16.2"),
+        .package(url: "https://github.com/swift-server/swift-service-lifecycle", from: "2.13.0"),
     ],
     targets: [
         // MARK: C peers
@@ -75,11 +77,14 @@ let package = Package(
             name: "push-latency",
             dependencies: [
                 .product(name: "SyncCore", package: "Anchorage"),
-                .product(name: "SyncHTTP", package: "Anchorage"),
+                .product(name: "SyncHTTPClient", package: "Anchorage"),
+                .product(name: "SyncHTTPServer", package: "Anchorage"),
                 .product(name: "SyncJSON", package: "Anchorage"),
                 .product(name: "SyncSQLite", package: "Anchorage"),
                 .product(name: "SyncPush", package: "Anchorage"),
                 .product(name: "Aquasync", package: "Anchorage"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             ]),
 
         // MARK: Mail: a note saved on one device, on another through Dovecot's hook and the push server
@@ -87,11 +92,16 @@ let package = Package(
             name: "mail-latency",
             dependencies: [
                 .product(name: "SyncCore", package: "Anchorage"),
-                .product(name: "SyncHTTP", package: "Anchorage"),
+                .product(name: "SyncHTTPClient", package: "Anchorage"),
+                .product(name: "SyncHTTPServer", package: "Anchorage"),
                 .product(name: "SyncJSON", package: "Anchorage"),
                 .product(name: "SyncSQLite", package: "Anchorage"),
                 .product(name: "SyncPush", package: "Anchorage"),
+                .product(name: "SyncIMAP", package: "Anchorage"),
                 .product(name: "SyncMail", package: "Anchorage"),
+                .product(name: "SyncMailPush", package: "Anchorage"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             ]),
 
         // MARK: Load: fast syncs of many devices, bulk upload and pull, import (performance.sh runs it with Kinto)
@@ -102,7 +112,8 @@ let package = Package(
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "SyncCore", package: "Anchorage"),
-                .product(name: "SyncHTTP", package: "Anchorage"),
+                .product(name: "SyncHTTPClient", package: "Anchorage"),
+                .product(name: "SyncHTTPServer", package: "Anchorage"),
                 .product(name: "SyncJSON", package: "Anchorage"),
                 .product(name: "SyncSamples", package: "Anchorage"),
                 .product(name: "Aquasync", package: "Anchorage"),

@@ -14,9 +14,14 @@ fi
 rm -f .build-log.txt
 # Every public symbol carries a doc comment.
 python3 scripts/check-doc-comments.py
+python3 scripts/check-dependencies.py  # every target of Package.swift depends on exactly what it imports
 # The SyncCore documentation catalog builds, with no broken symbol links.
 swift package generate-documentation --target SyncCore --warnings-as-errors > .build/docc-log.txt 2>&1 \
     || { cat .build/docc-log.txt; echo "error: the SyncCore documentation does not build"; exit 1; }
+# The slow tests (the crash matrix, the 100,000-record row-count tests and the other long runs) run only
+# when ANCHORAGE_SLOW_TESTS asks for them (Tests/TestSupport/SlowTests.swift), so that a plain `swift test`
+# stays quick. This script is the whole suite, and under CI a skipped test fails the run: it asks for them.
+export ANCHORAGE_SLOW_TESTS=1
 # Tests that need PostgreSQL, Python or the built tool are skipped when those cannot be had. On a
 # developer's machine that is a convenience; under CI it would hide a missing install step, so
 # there a skipped test fails the run.

@@ -1,7 +1,7 @@
 import Glibc
 import Foundation
 import NIOCore
-import SyncHTTP
+import SyncHTTPClient
 
 /// Files streamed to and from disk, 64 KiB at a time.
 enum FileChunks {

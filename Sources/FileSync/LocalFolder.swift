@@ -59,17 +59,25 @@ struct LocalFolder: Sendable {
         return absolute(WebDAVPath.join(parent, name))
     }
 
-    /// Puts `part` at `path` in one step (a rename in the same folder), syncing the folder.
-    func install(_ part: String, at path: String) throws {
+    /// Puts `part` at `path` in one step (a rename in the same folder), syncing the folder unless
+    /// `syncingFolder` is `false` (then the caller syncs it, ``syncFolders(of:)``, before it relies on the rename).
+    func install(_ part: String, at path: String, syncingFolder: Bool = true) throws {
         guard rename(part, absolute(path)) == 0 else {
             let code = errno
             unlink(part)
             throw WebDAVError(.deviceFile, method: "GET", path: path, detail: "cannot rename into place: \(String(cString: strerror(code)))")
         }
-        let folder = open(absolute(WebDAVPath.parent(of: path)), O_RDONLY | O_DIRECTORY | O_CLOEXEC)
-        if folder >= 0 {
-            fsync(folder)
-            close(folder)
+        if syncingFolder { syncFolders(of: [path]) }
+    }
+
+    /// Makes the renames into the folders of `paths` durable: each folder synced once.
+    func syncFolders(of paths: some Sequence<String>) {
+        for parent in Set(paths.map(WebDAVPath.parent(of:))) {
+            let folder = open(absolute(parent), O_RDONLY | O_DIRECTORY | O_CLOEXEC)
+            if folder >= 0 {
+                fsync(folder)
+                close(folder)
+            }
         }
     }
 

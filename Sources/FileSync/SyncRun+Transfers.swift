@@ -290,8 +290,8 @@ extension SyncRun {
         var stops: Bool { if case .stopped = self { true } else { false } }
     }
 
-    /// Downloads `items`, `transfers` at once, each to a part file next to its place and renamed in;
-    /// each batch cached in one transaction.
+    /// Downloads `items`, `transfers` at once, each to a part file next to its place (synced to disk)
+    /// and renamed in; each batch's folders synced once and its files cached in one transaction.
     mutating func download(_ items: [WebDAVItem]) async throws {
         for start in stride(from: 0, to: items.count, by: Self.batchSize) {
             let batch = Array(items[start..<min(start + Self.batchSize, items.count)])
@@ -316,6 +316,8 @@ extension SyncRun {
             }
             let settled = fetched
             if !settled.isEmpty {
+                // The renames are durable before the cache says the files are in place.
+                local.syncFolders(of: settled.map(\.path))
                 try await transaction { tx in
                     for cached in settled { try await Cache(tx).put(cached) }
                 }
@@ -331,7 +333,7 @@ extension SyncRun {
         do {
             try local.makeDirectory(WebDAVPath.parent(of: item.path))
             etag = try await client.download(item.path, to: part)
-            try local.install(part, at: item.path)
+            try local.install(part, at: item.path, syncingFolder: false)
         } catch {
             unlink(part)
             if let error = error as? WebDAVError, !error.stopsTheSync { return .failed(item, error) }

@@ -1,11 +1,12 @@
 public import AsyncHTTPClient
 public import Foundation
 public import SyncCore
-public import SyncHTTP
+import SyncHTTP
+public import SyncHTTPClient
 import NIOCore
 import Synchronization
 
-/// Sends WebDAV requests over HTTP/1.1 through SyncHTTP's ``SyncHTTP/HTTPClientTransport`` and client
+/// Sends WebDAV requests over HTTP/1.1 through SyncHTTPClient's ``SyncHTTPClient/HTTPClientTransport`` and client
 /// middleware, as every Anchorage client sends its requests, and retries what may pass by a
 /// ``SyncCore/RetryPolicy``; file bodies stream from and to disk in 64 KiB chunks.
 ///
@@ -29,9 +30,9 @@ import Synchronization
 ///
 /// ## The exchange
 /// Each attempt is a ``SyncCore/SyncRequest`` — the method, `/` and the item's escaped path (appended
-/// to the base URL as ``SyncHTTP/HTTPClientTransport`` appends every path) and, for a small body
+/// to the base URL as ``SyncHTTPClient/HTTPClientTransport`` appends every path) and, for a small body
 /// such as a `PROPFIND`'s, that body — passed through ``middleware`` (the first sees it first), and
-/// then sent with ``SyncHTTP/HTTPClientTransport/send(_:adding:body:receive:)``, which adds the
+/// then sent with ``SyncHTTPClient/HTTPClientTransport/send(_:adding:body:receive:)``, which adds the
 /// WebDAV headers (`Depth`, `If-Match`, `Destination`, …) and streams a file's body. The
 /// middleware sees the answer as a ``SyncCore/SyncResponse``: a file's bytes have gone to disk by
 /// then, and its body is empty. Credentials are ``SyncCore/CredentialsMiddleware``'s
@@ -78,7 +79,7 @@ public struct WebDAVHTTPTransport: WebDAVTransport {
     /// Makes a transport over `http`.
     /// - Parameters:
     ///   - http: The HTTP transport; its base URL is the folder on the server that is synced
-    ///     (`https://host/dav/`), and its ``SyncHTTP/HTTPClientTransport/Configuration/timeout`` bounds
+    ///     (`https://host/dav/`), and its ``SyncHTTPClient/HTTPClientTransport/Configuration/timeout`` bounds
     ///     each request, a large file's transfer included. Its other settings (compression, answer size)
     ///     do not apply: WebDAV bodies are streamed.
     ///   - middleware: What every attempt passes through, the first seeing it first:
@@ -134,7 +135,7 @@ public struct WebDAVHTTPTransport: WebDAVTransport {
             middleware: Self.credentials(username, password), retry: retry)
     }
 
-    /// The client file sync uses unless given another: SyncHTTP's ``SyncHTTP/HTTPClientTransport/sharedClient``
+    /// The client file sync uses unless given another: SyncHTTPClient's ``SyncHTTPClient/HTTPClientTransport/sharedClient``
     /// settings (one for the process, never shut down, a refused connection failing at once, a connect
     /// given up after 10 seconds), but up to 256 connections to one server instead of 32. A transfer
     /// holds its connection for as long as its file takes, and AsyncHTTPClient bounds a request's wait

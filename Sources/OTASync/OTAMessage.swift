@@ -11,7 +11,7 @@ public import SyncCore
 /// ```
 ///
 /// On the wire it is a dictionary with exactly two keys, `header` and `body`
-/// (PROTOCOLS.md, OTA). ``init(_:)`` refuses anything else with an
+/// (docs/ota.md). ``init(_:)`` refuses anything else with an
 /// ``OTAMessageError`` whose status is `E_BadRequest`.
 public struct OTAMessage: Hashable, Sendable {
     /// Who sends, which message this is, whether the sender is done.

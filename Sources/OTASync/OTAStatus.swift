@@ -9,7 +9,7 @@
 /// ```
 ///
 /// Names starting with `S_` are successes; `E_` names are errors. Codes 7xx
-/// are server errors that end the session (PROTOCOLS.md, OTA).
+/// are server errors that end the session (docs/ota.md).
 public struct OTAStatus: Hashable, Sendable, CustomStringConvertible {
     /// The normative name, such as `S_OK`.
     public let name: String

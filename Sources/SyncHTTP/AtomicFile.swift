@@ -8,10 +8,16 @@ import Musl
 import FoundationEssentials
 
 /// Replaces a file in one step: readers see the old contents or the new, never a mix.
-enum AtomicFile {
+package enum AtomicFile {
+    /// Why a file cannot be read or replaced, in one line naming the path and the system's reason.
+    package struct Failure: Error, Sendable {
+        /// `cannot open /path: No such file or directory`.
+        package var message: String
+    }
+
     /// The file's bytes.
-    /// - Throws: ``UsersFileError`` saying in one line why the file cannot be read.
-    static func contents(of url: URL) throws(UsersFileError) -> [UInt8] {
+    /// - Throws: ``Failure`` saying in one line why the file cannot be read.
+    package static func contents(of url: URL) throws(Failure) -> [UInt8] {
         let path = url.path
         let descriptor = open(path, O_RDONLY | O_CLOEXEC)
         guard descriptor >= 0 else { throw failure("cannot open", path) }
@@ -32,8 +38,8 @@ enum AtomicFile {
     /// Writes `bytes` to a new file beside `url`, created with `permissions`
     /// (so it is never readable by others, not even briefly), flushes it to
     /// disk and renames it over `url`.
-    /// - Throws: ``UsersFileError`` naming the step that failed; `url` is then unchanged.
-    static func replaceContents(of url: URL, with bytes: [UInt8], permissions: mode_t) throws(UsersFileError) {
+    /// - Throws: ``Failure`` naming the step that failed; `url` is then unchanged.
+    package static func replaceContents(of url: URL, with bytes: [UInt8], permissions: mode_t) throws(Failure) {
         let path = url.path
         let temporaryPath =
             url.deletingLastPathComponent().appendingPathComponent(".\(url.lastPathComponent).\(UUID().uuidString).tmp")
@@ -66,15 +72,15 @@ enum AtomicFile {
         renamed = true
     }
 
-    private static func failure(_ what: String, _ path: String) -> UsersFileError {
-        UsersFileError(line: 0, "\(what) \(path): \(String(cString: strerror(errno)))")
+    private static func failure(_ what: String, _ path: String) -> Failure {
+        Failure(message: "\(what) \(path): \(String(cString: strerror(errno)))")
     }
 }
 
 /// One version of a file, told apart cheaply: device, inode, size and
 /// modification time. Replacing the file atomically (a rename) changes the
 /// inode; an edit in place changes the size or the time.
-struct FileVersion: Hashable, Sendable {
+package struct FileVersion: Hashable, Sendable {
     private let device: UInt64
     private let inode: UInt64
     private let size: Int64
@@ -82,7 +88,7 @@ struct FileVersion: Hashable, Sendable {
     private let modifiedNanoseconds: Int64
 
     /// The version of the file at `url` now, or `nil` when there is no file there.
-    static func current(of url: URL) -> FileVersion? {
+    package static func current(of url: URL) -> FileVersion? {
         var status = stat()
         guard stat(url.path, &status) == 0 else { return nil }
         #if canImport(Darwin)

@@ -1,4 +1,3 @@
-import AsyncHTTPClient
 import NIOCore
 import NIOPosix
 
@@ -11,11 +10,12 @@ import Darwin
 #endif
 
 /// One plain line for a connection that could not be made or was cut, from
-/// the errors SwiftNIO and AsyncHTTPClient throw: `cannot connect to
-/// 127.0.0.1:39377: connection refused` rather than a library's type dump.
+/// the errors SwiftNIO throws: `cannot connect to 127.0.0.1:39377: connection
+/// refused` rather than a library's type dump.
 ///
 /// Every client that opens connections of its own (HTTP, WebDAV, IMAP) says
-/// it the same way:
+/// it the same way (`HTTPClientTransport` first turns AsyncHTTPClient's
+/// connect time-out and closed connection into SwiftNIO's errors):
 /// ```swift
 /// } catch {
 ///     let line = ConnectionFailure.describe(error, host: "mail.example.com", port: 993) ?? "\(error)"
@@ -65,10 +65,6 @@ public enum ConnectionFailure {
         case let error as ChannelError:
             if case .connectTimeout = error { return .notConnecting("no answer to the connection") }
             if error == .ioOnClosedChannel || error == .eof { return .closedByServer }
-            return nil
-        case let error as HTTPClientError:
-            if error == .connectTimeout { return .notConnecting("no answer to the connection") }
-            if error == .remoteConnectionClosed { return .closedByServer }
             return nil
         default:
             return nil

@@ -1,4 +1,4 @@
-import CAnchorageMsgPackShim
+internal import CAnchorageMsgPackShim
 import SyncCore
 
 /// Reads one MessagePack value into a ``SyncValue`` with the shim's pull

@@ -1,4 +1,4 @@
-import CAnchorageMsgPackShim
+internal import CAnchorageMsgPackShim
 import FoundationEssentials
 import SyncCore
 

@@ -6,11 +6,11 @@ public import Logging
 public import NIOCore
 import NIOWebSocket
 import SyncCore
-public import SyncHTTP
+public import SyncHTTPServer
 public import ServiceLifecycle
 import Synchronization
 
-/// An ``SyncHTTP/HTTPSyncServer`` that also upgrades `GET {mount}/stream` to the
+/// An ``SyncHTTPServer/HTTPSyncServer`` that also upgrades `GET {mount}/stream` to the
 /// push server's WebSocket, and runs the push server's listener beside it.
 ///
 /// `Expect: 100-continue` is answered at once (a mail server's hook sends it
@@ -54,7 +54,7 @@ public struct PushHTTPServer: ApplicationProtocol {
     /// ``PushServer/Configuration/streamPingInterval``.
     ///
     /// A stream request is answered by the base server's responder
-    /// (``SyncHTTP/SyncServiceResponder/answerUpgrade(_:remoteAddress:)``): the login lock, the
+    /// (``SyncHTTPServer/SyncServiceResponder/answerUpgrade(_:remoteAddress:)``): the login lock, the
     /// credentials, the log line and the metrics apply to it as to any request, and the push server
     /// grants the upgrade (`101`) or refuses it with its documented status and `Error` body. An upgrade
     /// asked for on any other path is answered 400.

@@ -1,6 +1,5 @@
 import FoundationEssentials
 public import SyncCore
-import SyncTesting
 
 /// Realistic, deterministic address-book contacts: the same bytes on every
 /// run and every machine, without the network. Benchmarks, the codec size

@@ -1,24 +1,6 @@
 import FoundationEssentials
 public import SyncCore
 
-/// A small, fast, seedable random number generator (SplitMix64), so that a
-/// failing property test can be replayed from its seed.
-public struct SeededGenerator: RandomNumberGenerator, Sendable {
-    private var state: UInt64
-
-    /// Makes a generator; the same seed gives the same sequence on every platform.
-    public init(seed: UInt64) { self.state = seed }
-
-    /// The next 64 random bits.
-    public mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
-    }
-}
-
 /// Makes random ``SyncValue``s for property tests, limited to what a codec carries.
 ///
 /// ```swift

@@ -1,3 +1,5 @@
+import SyncCore
+
 /// A fault ``FaultInjectingMiddleware`` injects into one request.
 public enum TransportFault: Sendable, Hashable, CustomStringConvertible {
     /// The request never reaches the server; the client gets a

@@ -1,9 +1,11 @@
 import ArgumentParser
 import Foundation
 import SyncCore
-import SyncHTTP
+import SyncHTTPClient
 import SyncJSON
+import SyncIMAP
 import SyncMail
+import SyncMailPush
 import SyncPush
 
 /// `anchorage notes …`: notes kept in an IMAP mailbox, with a local store.

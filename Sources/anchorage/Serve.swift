@@ -7,6 +7,7 @@ import Logging
 import OTASync
 import SyncCore
 import SyncHTTP
+import SyncHTTPServer
 import SyncPush
 
 /// `anchorage serve`: runs the sync server over HTTP or HTTPS.

@@ -3,7 +3,7 @@ import CoreMetrics
 import Foundation
 import Logging
 import Prometheus
-import SyncHTTP
+import SyncHTTPServer
 import Synchronization
 
 /// How `anchorage serve` writes its log lines (to standard error).

@@ -2,6 +2,7 @@ import ArgumentParser
 import Foundation
 import SyncCore
 import SyncHTTP
+import SyncHTTPClient
 
 /// `--server` and `--ca-file`: how a command reaches a sync server, over HTTP or HTTPS.
 struct ServerOptions: ParsableArguments {

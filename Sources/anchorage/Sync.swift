@@ -4,7 +4,7 @@ import ArgumentParser
 import Foundation
 import OTASync
 import SyncCore
-import SyncHTTP
+import SyncHTTPClient
 import SyncPush
 
 /// `anchorage sync`: syncs a device's local store with a server once.

@@ -1,7 +1,7 @@
 import ArgumentParser
 import Foundation
 import SyncCore
-import SyncHTTP
+import SyncHTTPServer
 
 /// `anchorage users`: manages the users file a server authenticates against.
 struct Users: ParsableCommand {

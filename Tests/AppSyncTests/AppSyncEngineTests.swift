@@ -1,6 +1,7 @@
 import AppSync
 import SyncCore
 import SyncTesting
+import TestSupport
 import Testing
 
 extension ScriptedFront {

@@ -4,6 +4,7 @@ import SyncCore
 import SyncJSON
 import SyncTesting
 import Synchronization
+import TestSupport
 
 /// A wall clock the test moves by hand, in whole seconds.
 final class StepClock: WallClock {

@@ -3,6 +3,7 @@ import FoundationEssentials
 import SyncCore
 import SyncJSON
 import SyncTesting
+import TestSupport
 import Testing
 
 /// The device's pending changes.

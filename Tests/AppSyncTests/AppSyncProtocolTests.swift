@@ -2,6 +2,7 @@ import AppSync
 import SyncCore
 import SyncJSON
 import SyncTesting
+import TestSupport
 import Testing
 
 @Suite("appSync: interleaved uploads, protocol errors")

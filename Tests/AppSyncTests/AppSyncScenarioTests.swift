@@ -2,6 +2,7 @@ import AppSync
 import SyncCore
 import SyncJSON
 import SyncTesting
+import TestSupport
 import Testing
 
 /// The seed's nine unit-test scenarios, end to end, in process and over HTTP.

@@ -1,7 +1,8 @@
 import Aquasync
 import Foundation
 import SyncCore
-import SyncHTTP
+import SyncHTTPClient
+import SyncHTTPServer
 import SyncJSON
 import SyncTesting
 import TestSupport

@@ -1,6 +1,6 @@
 import Foundation
 import SyncCore
-import SyncHTTP
+import SyncHTTPClient
 import SyncTesting
 import TestSupport
 import Testing

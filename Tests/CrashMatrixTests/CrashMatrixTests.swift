@@ -22,7 +22,11 @@ import Testing
 /// core busy; the server tests, which spend much of their time waiting for
 /// the server to start again and the device to retry, run side by side with
 /// them and with each other.
-@Suite("Crash matrix: processes killed during a sync lose and duplicate no edit")
+@Suite(
+    "Crash matrix: processes killed during a sync lose and duplicate no edit",
+    // Slow: the six tests take two to four and a half minutes on two cores in a debug build, so the matrix
+    // runs only when ANCHORAGE_SLOW_TESTS asks for it (scripts/test.sh and CI do, after the rest of the suite).
+    .enabled(if: SlowTests.enabled, "slow: 300 SIGKILLs during syncs (2 to 4.5 minutes); \(SlowTests.howToRun)"))
 struct CrashMatrixTests {
     /// Kills that must land during a sync, per stack and victim.
     static let kills = 50

@@ -1,8 +1,9 @@
 import FileSync
 import Foundation
 import SyncCore
-import SyncHTTP
+import SyncHTTPServer
 import SyncTesting
+import TestSupport
 import Testing
 
 /// A WebDAV server that compresses its listings: the transport asks for it and reads them decoded.

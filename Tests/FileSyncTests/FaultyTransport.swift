@@ -1,5 +1,6 @@
 import FileSync
 import Foundation
+import SyncCore
 import SyncTesting
 import Synchronization
 

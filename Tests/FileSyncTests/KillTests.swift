@@ -20,7 +20,11 @@ struct KillTests {
         return Data(bytes)
     }
 
-    @Test("20 SIGKILLs at random moments of uploads and downloads: the next syncs finish the work, nothing partial")
+    @Test(
+        "20 SIGKILLs at random moments of uploads and downloads: the next syncs finish the work, nothing partial",
+        // Slow: 20 killed and resumed syncs of the built tool take 10 to 30 seconds in a debug build, so the
+        // test runs only when ANCHORAGE_SLOW_TESTS asks for it (scripts/test.sh and CI do).
+        .enabled(if: SlowTests.enabled, "slow: 20 SIGKILLs during file syncs (10 to 30 seconds); \(SlowTests.howToRun)"))
     func killedAndResumed() async throws {
         let world = try await World()
         let tool = try AnchorageTool()

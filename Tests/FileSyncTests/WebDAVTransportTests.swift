@@ -1,7 +1,8 @@
 import FileSync
 import Foundation
 import SyncCore
-import SyncHTTP
+import SyncHTTPClient
+import SyncHTTPServer
 import SyncTesting
 import Synchronization
 import TestSupport

@@ -17,7 +17,7 @@ let fuzzers: [(name: String, module: String)] = [
     ("FuzzXMLPlist", "SyncXMLPlist"),
     ("FuzzBinaryPlist", "SyncBinaryPlist"),
     ("FuzzMessagePack", "SyncMessagePack"),
-    ("FuzzIMAP", "SyncMail"),
+    ("FuzzIMAP", "SyncIMAP"),
 ]
 
 let package = Package(

@@ -8,7 +8,11 @@ import Testing
 @Suite("OTA over real HTTP on a loopback port")
 struct OTAHTTPTests {
     /// Over HTTP only: the longest test of the suite, it is not run in process as well.
-    @Test("a slow sync of 10,000 records under a 256 KB message limit converges; the next fast sync sends only the changes")
+    @Test(
+        "a slow sync of 10,000 records under a 256 KB message limit converges; the next fast sync sends only the changes",
+        // Slow: 10,000 records over HTTP take 25 to 50 seconds in a debug build, so the test runs only when
+        // ANCHORAGE_SLOW_TESTS asks for it (scripts/test.sh and CI do).
+        .enabled(if: SlowTests.enabled, "slow: a 10,000-record slow sync over HTTP (25 to 50 seconds); \(SlowTests.howToRun)"))
     func slowSyncOfTenThousandRecords() async throws {
         let limit = 256 * 1024
         let harness = OTAHarness(maxMessageBytes: limit)

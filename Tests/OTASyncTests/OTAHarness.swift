@@ -3,7 +3,6 @@ import OTASync
 import Synchronization
 import SyncBinaryPlist
 import SyncCore
-import SyncHTTP
 import SyncJSON
 import SyncMessagePack
 import SyncTesting

@@ -6,7 +6,7 @@ import TestSupport
 import Testing
 
 /// Malformed OTA messages sent to ``OTAServer``: each gets the status
-/// PROTOCOLS.md ("OTA stack") gives it, always as an HTTP 200 answer that is
+/// docs/ota.md gives it, always as an HTTP 200 answer that is
 /// itself an OTA message, and none changes what the server stores.
 @Suite("OTA server against malformed messages")
 struct OTAMalformedMessageTests {
@@ -398,7 +398,7 @@ struct OTAMalformedMessageTests {
             store: store, codecs: TestCodec.otaServerCodecs, dataclasses: Set(Dataclass.all), disabledDataclasses: [Dataclass.calendars])
         let probe = OTAProbe(codec: codec, store: store, transport: OTAHarness.loopback(to: server))
         let before = try await probe.snapshot()
-        // PROTOCOLS.md: the stateful commands each carry uri = the dataclass; an unsupported
+        // docs/ota.md: the stateful commands each carry uri = the dataclass; an unsupported
         // dataclass is E_NotSupported for uri, a disabled one E_NotAllowed.
         let cases: [(label: String, params: [String: SyncValue], expected: OTAStatus)] = [
             ("no uri", [:], .missingParam),
@@ -1049,7 +1049,7 @@ private enum Mutator {
 
 // MARK: - The oracle
 
-/// Predicts the server's answer to a message from PROTOCOLS.md ("OTA stack")
+/// Predicts the server's answer to a message from docs/ota.md
 /// and the statuses the per-command tests above pin down, for the first
 /// message of a new session from a device whose every earlier sync was slow.
 ///

@@ -28,7 +28,7 @@ struct OTAMessageTests {
         #expect(try OTAMessage(codec.codec.decode(bytes)) == Self.sample)
     }
 
-    @Test("an XML plist message is a plist Foundation reads, with the keys PROTOCOLS.md names")
+    @Test("an XML plist message is a plist Foundation reads, with the keys docs/ota.md names")
     func foundationReadsXML() throws {
         let bytes = try XMLPlistCodec().encode(Self.sample.value)
         let plist = try #require(try PropertyListSerialization.propertyList(from: Data(bytes), format: nil) as? [String: Any])

@@ -3,7 +3,8 @@ import Foundation
 import NIOCore
 import NIOHTTP1
 import SyncCore
-import SyncHTTP
+import SyncHTTPClient
+import SyncHTTPServer
 import SyncJSON
 import SyncTesting
 import TestSupport

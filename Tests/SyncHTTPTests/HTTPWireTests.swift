@@ -3,9 +3,11 @@ import Foundation
 import NIOCore
 import NIOHTTP1
 import SyncCore
-import SyncHTTP
+import SyncHTTPClient
+import SyncHTTPServer
 import SyncJSON
 import SyncTesting
+import TestSupport
 import Testing
 
 /// What goes over the wire, seen with a plain AsyncHTTPClient request.

@@ -1,6 +1,7 @@
 import Foundation
 import SyncCore
-import SyncHTTP
+import SyncHTTPClient
+import SyncHTTPServer
 import SyncTesting
 import Testing
 

@@ -7,8 +7,9 @@ import NIOHTTP1
 import Prometheus
 import ServiceLifecycle
 import SyncCore
-import SyncHTTP
+import SyncHTTPServer
 import SyncTesting
+import TestSupport
 import Testing
 
 /// `/health`, `/ready`, `/metrics`, request metrics and request ids of an in-process

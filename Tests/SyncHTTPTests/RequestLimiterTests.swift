@@ -1,7 +1,8 @@
 import Foundation
 import Synchronization
 import SyncCore
-import SyncHTTP
+import SyncHTTPClient
+import SyncHTTPServer
 import SyncTesting
 import Testing
 

@@ -1,6 +1,8 @@
 import Foundation
 import SyncCore
 import SyncHTTP
+import SyncHTTPClient
+import SyncHTTPServer
 import SyncJSON
 import SyncTesting
 import Synchronization

@@ -1,7 +1,7 @@
 import SyncCore
-import SyncHTTP
 import SyncJSON
 import SyncTesting
+import TestSupport
 import Testing
 
 @Suite("Transport behaviour, over HTTP on a loopback port and in-process")

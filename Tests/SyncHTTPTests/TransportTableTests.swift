@@ -1,7 +1,7 @@
 import SyncCore
-import SyncHTTP
 import SyncJSON
 import SyncTesting
+import TestSupport
 import Testing
 
 /// One row of the shared table: a request to an ``EchoService`` mounted at `/echo`, and the status it must get.

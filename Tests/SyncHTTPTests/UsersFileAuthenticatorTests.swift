@@ -1,7 +1,8 @@
 import Foundation
 import SyncCore
-import SyncHTTP
+import SyncHTTPServer
 import SyncTesting
+import TestSupport
 import Testing
 
 @Suite("UsersFileAuthenticator")

@@ -1,6 +1,6 @@
 import Foundation
 import SyncCore
-import SyncHTTP
+import SyncHTTPServer
 import Testing
 
 @Suite("Users file")

@@ -1,6 +1,6 @@
 import Foundation
 import SyncPush
-import SyncMail
+import SyncIMAP
 import Testing
 
 @Suite struct IMAPConnectionTests {

@@ -1,4 +1,4 @@
-import SyncMail
+import SyncIMAP
 import Testing
 
 /// Frames and parses a transcript of server lines (each "\r\n"-terminated, literals inline).

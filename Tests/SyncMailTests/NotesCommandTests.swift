@@ -1,7 +1,7 @@
 import Foundation
 import SyncCore
-import SyncHTTP
-import SyncMail
+import SyncHTTPClient
+import SyncIMAP
 import SyncTesting
 import TestSupport
 import Testing

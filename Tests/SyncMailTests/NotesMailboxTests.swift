@@ -1,5 +1,6 @@
 import Foundation
 import SyncCore
+import SyncIMAP
 import SyncMail
 import SyncSQLite
 import SyncTesting

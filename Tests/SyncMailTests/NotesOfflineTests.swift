@@ -1,6 +1,6 @@
 import Foundation
 import SyncCore
-import SyncMail
+import SyncIMAP
 import SyncTesting
 import TestSupport
 import Testing

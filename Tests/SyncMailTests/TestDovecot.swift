@@ -1,5 +1,5 @@
 import Foundation
-import SyncMail
+import SyncIMAP
 import SyncTesting
 import TestSupport
 

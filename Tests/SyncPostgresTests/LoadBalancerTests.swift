@@ -3,7 +3,7 @@ import Aquasync
 import Foundation
 import OTASync
 import SyncCore
-import SyncHTTP
+import SyncHTTPClient
 import SyncJSON
 import SyncMessagePack
 import SyncPostgres
@@ -19,6 +19,10 @@ import Testing
 @Suite(
     "several anchorage serve processes on one PostgreSQL behind a load balancer",
     .serialized,
+    // Slow: 100 rounds of syncs per stack with a process killed every 10, and a 10,000-record slow sync through
+    // kills, take a minute or more in a debug build, so they run only when ANCHORAGE_SLOW_TESTS asks
+    // for them (scripts/test.sh and CI do).
+    .enabled(if: SlowTests.enabled, "slow: syncs through nginx while processes are killed (a minute or more); \(SlowTests.howToRun)"),
     .enabled("no PostgreSQL server (see the reason printed above)") { await TestPostgresServer.isAvailable })
 struct LoadBalancerTests {
     @Test(

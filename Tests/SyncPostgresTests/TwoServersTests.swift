@@ -2,7 +2,7 @@ import Aquasync
 import Foundation
 import PostgresNIO
 import SyncCore
-import SyncHTTP
+import SyncHTTPClient
 import SyncJSON
 import SyncMessagePack
 import SyncTesting

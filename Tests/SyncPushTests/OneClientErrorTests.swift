@@ -3,7 +3,7 @@ import Aquasync
 import Foundation
 import OTASync
 import SyncCore
-import SyncHTTP
+import SyncHTTPClient
 import SyncJSON
 import SyncTesting
 import TestSupport

@@ -5,7 +5,8 @@ import Logging
 import OTASync
 import ServiceLifecycle
 import SyncCore
-import SyncHTTP
+import SyncHTTPClient
+import SyncHTTPServer
 import SyncJSON
 import SyncPush
 import SyncTesting

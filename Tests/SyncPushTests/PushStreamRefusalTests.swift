@@ -1,7 +1,8 @@
 import Foundation
 import Prometheus
 import SyncCore
-import SyncHTTP
+import SyncHTTPClient
+import SyncHTTPServer
 import SyncTesting
 import TestSupport
 import Testing

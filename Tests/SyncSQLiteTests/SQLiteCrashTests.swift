@@ -19,6 +19,12 @@ struct SQLiteCrashTests {
 
     @Test(
         "a writer killed at 50 random moments leaves exactly the transactions it reported committed, or one more",
+        // Slow: 50 killed writer processes take 15 to 30 seconds in a debug build, so the test runs only when
+        // ANCHORAGE_SLOW_TESTS asks for it (scripts/test.sh and CI do). This target does not depend on
+        // TestSupport, so the check is the one of TestSupport's SlowTests.enabled, spelled out.
+        .enabled(
+            if: !["", "0"].contains(ProcessInfo.processInfo.environment["ANCHORAGE_SLOW_TESTS"] ?? ""),
+            "slow: 50 SIGKILLs of a writing process (15 to 30 seconds); set ANCHORAGE_SLOW_TESTS=1 to run it (scripts/test.sh does)"),
         .enabled(if: writerURL != nil, "the StoreCrashWriter executable was not found beside the test bundle"))
     func killedWriterLosesNothing() async throws {
         let writer = try #require(Self.writerURL)

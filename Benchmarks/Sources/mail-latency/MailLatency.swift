@@ -9,9 +9,12 @@ import Foundation
 import Logging
 import ServiceLifecycle
 import SyncCore
-import SyncHTTP
+import SyncHTTPClient
+import SyncHTTPServer
 import SyncJSON
+import SyncIMAP
 import SyncMail
+import SyncMailPush
 import SyncPush
 import SyncSQLite
 import Synchronization

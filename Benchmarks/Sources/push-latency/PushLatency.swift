@@ -10,7 +10,8 @@ import Foundation
 import Logging
 import ServiceLifecycle
 import SyncCore
-import SyncHTTP
+import SyncHTTPClient
+import SyncHTTPServer
 import SyncJSON
 import SyncPush
 import SyncSQLite

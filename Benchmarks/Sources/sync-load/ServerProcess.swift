@@ -1,6 +1,6 @@
 import Foundation
 import SyncCore
-import SyncHTTP
+import SyncHTTPServer
 #if canImport(Glibc)
 import Glibc
 #endif

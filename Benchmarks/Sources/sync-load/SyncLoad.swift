@@ -24,7 +24,7 @@ import Foundation
 import NIOCore
 import NIOPosix
 import SyncCore
-import SyncHTTP
+import SyncHTTPClient
 import SyncJSON
 import SyncSamples
 

@@ -2,6 +2,7 @@ import NotesStack
 import SyncCore
 import SyncJSON
 import SyncTesting
+import TestSupport
 import Testing
 
 /// A notes server on a memory store, devices on memory stores of their own,

@@ -2,6 +2,7 @@ import NotesStack
 import SyncCore
 import SyncJSON
 import SyncTesting
+import TestSupport
 import Testing
 
 @Suite("Two devices sync notes through the server, in process and over HTTP")

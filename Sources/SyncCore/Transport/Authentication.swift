@@ -1,7 +1,7 @@
 /// Decides which account a request acts for.
 ///
 /// Transport adapters call the authenticator before the service; `nil`
-/// credentials or wrong ones give 401. `SyncHTTP` ships `UsersFileAuthenticator`
+/// credentials or wrong ones give 401. `SyncHTTPServer` ships `UsersFileAuthenticator`
 /// (HTTP Basic against salted password hashes, and bearer tokens).
 public protocol SyncAuthenticator: Sendable {
     /// The account the credentials prove, or `nil` when they prove none.
@@ -21,7 +21,7 @@ public struct SingleAccountAuthenticator: SyncAuthenticator {
 
 /// Accepts fixed user names and passwords, or tokens, held in memory: for tests.
 ///
-/// For a server, use `UsersFileAuthenticator` from `SyncHTTP`, which keeps only salted hashes.
+/// For a server, use `UsersFileAuthenticator` from `SyncHTTPServer`, which keeps only salted hashes.
 public struct StaticAuthenticator: SyncAuthenticator {
     /// Passwords by user name; the user name is the account.
     public var passwords: [String: String]
@@ -50,43 +50,11 @@ public struct StaticAuthenticator: SyncAuthenticator {
     }
 }
 
-/// Compares two byte strings in time that depends only on their lengths.
-public func constantTimeEquals(_ lhs: [UInt8], _ rhs: [UInt8]) -> Bool {
+/// Compares two byte strings in time that depends only on their lengths (for the authenticators of
+/// this package: `SyncHTTPServer`'s users file compares hashes with it).
+package func constantTimeEquals(_ lhs: [UInt8], _ rhs: [UInt8]) -> Bool {
     guard lhs.count == rhs.count else { return false }
     var difference: UInt8 = 0
     for index in lhs.indices { difference |= lhs[index] ^ rhs[index] }
     return difference == 0
-}
-
-/// Calls a service in-process, through the same authentication an HTTP server
-/// applies: the transport for tests and for apps that embed the server.
-///
-/// ```swift
-/// let transport = LoopbackTransport(service: router, authenticator: StaticAuthenticator(passwords: ["ada": "pw"]))
-/// ```
-public struct LoopbackTransport: SyncClientTransport {
-    /// The service called.
-    public let service: any SyncService
-    /// The authenticator applied before the service.
-    public let authenticator: any SyncAuthenticator
-    /// The largest request body accepted (413 above it).
-    public let maxRequestBytes: Int
-
-    /// Makes a loopback transport.
-    public init(service: any SyncService, authenticator: any SyncAuthenticator, maxRequestBytes: Int = 64 << 20) {
-        self.service = service
-        self.authenticator = authenticator
-        self.maxRequestBytes = maxRequestBytes
-    }
-
-    /// Authenticates the request and hands it to the service, as a server would.
-    public func send(_ request: SyncRequest) async throws -> SyncResponse {
-        guard request.body.count <= maxRequestBytes else {
-            return SyncServiceError.payloadTooLarge(limit: maxRequestBytes).response
-        }
-        guard let account = try await authenticator.authenticate(request.credentials) else {
-            return SyncServiceError.unauthorized().response
-        }
-        return await service.respond(to: request, context: ServiceContext(account: account))
-    }
 }

@@ -2,7 +2,7 @@
 ///
 /// A stack's server is a `SyncService`; ``ServiceRouter`` mounts several under
 /// path prefixes, and a transport adapter (the Hummingbird adapter in
-/// `SyncHTTP`, or ``LoopbackTransport``) authenticates each request and calls
+/// `SyncHTTPServer`, or ``LoopbackTransport``) authenticates each request and calls
 /// ``handle(_:context:)``. The service sees the account only through
 /// ``ServiceContext/account``, never from the request body.
 ///

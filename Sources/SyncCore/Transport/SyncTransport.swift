@@ -1,7 +1,7 @@
 /// Sends requests to a sync service and returns its answers: the client side
 /// of a transport.
 ///
-/// Anchorage ships `HTTPClientTransport` (AsyncHTTPClient, in `SyncHTTP`) and
+/// Anchorage ships `HTTPClientTransport` (AsyncHTTPClient, in `SyncHTTPClient`) and
 /// ``LoopbackTransport`` (calls a service in-process). Wrap any transport in
 /// middleware with ``SyncClientTransport/with(_:)``.
 ///

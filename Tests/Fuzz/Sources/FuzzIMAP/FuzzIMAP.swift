@@ -1,5 +1,5 @@
 import FuzzSupport
-import SyncMail
+import SyncIMAP
 
 /// libFuzzer's entry point: feeds one input to the IMAP response framer, in two pieces split at
 /// the first byte's value, and parses every response it cuts. Framing and parsing may refuse the

@@ -2,6 +2,7 @@ import Crypto
 public import FoundationEssentials
 import _CryptoExtras
 public import SyncCore
+import SyncHTTP
 
 /// The accounts a server accepts, with salted password hashes and hashed bearer tokens.
 ///
@@ -55,7 +56,13 @@ public struct UsersFile: Sendable, Hashable {
     /// - Throws: ``UsersFileError`` naming the line that cannot be read, or
     ///   saying in one line why the file cannot be read.
     public static func load(from url: URL) throws(UsersFileError) -> UsersFile {
-        try parse(String(decoding: try AtomicFile.contents(of: url), as: UTF8.self))
+        let bytes: [UInt8]
+        do {
+            bytes = try AtomicFile.contents(of: url)
+        } catch {
+            throw UsersFileError(line: 0, error.message)
+        }
+        return try parse(String(decoding: bytes, as: UTF8.self))
     }
 
     /// Parses the text of a users file.
@@ -157,7 +164,11 @@ public struct UsersFile: Sendable, Hashable {
     /// it meanwhile sees the old users or the new, never half a file.
     /// - Throws: ``UsersFileError`` naming the step that failed; the old file is then unchanged.
     public func write(to url: URL) throws(UsersFileError) {
-        try AtomicFile.replaceContents(of: url, with: Array(render().utf8), permissions: 0o600)
+        do {
+            try AtomicFile.replaceContents(of: url, with: Array(render().utf8), permissions: 0o600)
+        } catch {
+            throw UsersFileError(line: 0, error.message)
+        }
     }
 
     /// The account `credentials` prove, or `nil`.

@@ -1,5 +1,6 @@
 public import SyncCore
-public import SyncHTTP
+import SyncHTTPClient
+public import SyncHTTPServer
 
 /// How a test reaches a service: over real HTTP on a loopback port, or in
 /// process. Parameterize a test over ``allCases`` to run one body both ways.

@@ -2,6 +2,7 @@ import AsyncHTTPClient
 import NIOCore
 import NIOHTTP1
 public import SyncCore
+import SyncHTTP
 
 extension HTTPClientTransport {
     /// The answer to a streamed exchange (``send(_:adding:body:receive:)``), handed over as soon as its

@@ -5,6 +5,7 @@ import NIOHTTP1
 import NIOSSL
 import Synchronization
 public import SyncCore
+import SyncHTTP
 
 /// Sends ``SyncRequest``s over HTTP/1.1 with AsyncHTTPClient.
 ///
@@ -258,7 +259,9 @@ public struct HTTPClientTransport: SyncClientTransport {
                 underlying: error)
         case let error as HTTPClientError where error == .connectTimeout:
             return TransportError(
-                .connectionFailed, ConnectionFailure.describe(error, host: host, port: port) ?? "\(error)", underlying: error)
+                .connectionFailed,
+                ConnectionFailure.describe(ChannelError.connectTimeout(.zero), host: host, port: port) ?? "\(error)",
+                underlying: error)
         case let error as HTTPClientError where Self.timeoutErrors.contains(error):
             return TransportError(
                 .timedOut, "the server at \(baseURL.host ?? "?"):\(port) did not answer \(what) within \(configuration.timeout)",
@@ -273,6 +276,9 @@ public struct HTTPClientTransport: SyncClientTransport {
             return TransportError(.tlsFailed, "the server's certificate does not name \(host)", underlying: error)
         case let error as NIOSSLExtraError:
             return TransportError(.tlsFailed, "the TLS handshake failed (\(error))", underlying: error)
+        case let error as HTTPClientError where error == .remoteConnectionClosed:
+            let line = ConnectionFailure.describe(ChannelError.eof, host: host, port: port) ?? "\(what) failed: \(error)"
+            return TransportError(.connectionFailed, line, underlying: error)
         default:
             let line = ConnectionFailure.describe(error, host: host, port: port) ?? "\(what) failed: \(error)"
             return TransportError(.connectionFailed, line, underlying: error)

@@ -1,5 +1,6 @@
 public import FoundationEssentials
 import SyncCore
+import SyncIMAP
 
 /// A note, as an application sees it.
 public struct Note: Sendable, Hashable, Identifiable {

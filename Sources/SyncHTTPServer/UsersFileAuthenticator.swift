@@ -2,6 +2,7 @@ import Crypto
 public import FoundationEssentials
 import Synchronization
 public import SyncCore
+import SyncHTTP
 
 /// Authenticates HTTP Basic passwords and bearer tokens against a ``UsersFile``.
 ///

@@ -4,6 +4,7 @@ public import HTTPTypes
 public import NIOCore
 import Prometheus
 public import SyncCore
+import SyncHTTP
 
 /// Answers every Hummingbird request — any path, any method — with a ``SyncService``.
 ///

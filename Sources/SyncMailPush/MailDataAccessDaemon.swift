@@ -1,5 +1,6 @@
 public import FoundationEssentials
 public import SyncCore
+public import SyncIMAP
 public import SyncPush
 import Synchronization
 

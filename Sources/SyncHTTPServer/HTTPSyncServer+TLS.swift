@@ -1,4 +1,4 @@
-import FoundationEssentials
+public import SyncHTTP
 public import HummingbirdCore
 import HummingbirdTLS
 public import NIOCore
@@ -44,8 +44,8 @@ extension HTTPSyncServer {
         ///   read or holds no certificate or key, or saying that the key does not belong to the certificate.
         public init(certificateChainFile: String, privateKeyFile: String) throws(TLSSettingsError) {
             try self.init(
-                certificateChainPEM: try Self.contents(of: certificateChainFile, what: "certificate"),
-                privateKeyPEM: try Self.contents(of: privateKeyFile, what: "private key"),
+                certificateChainPEM: try PEMFile.contents(of: certificateChainFile, what: "certificate"),
+                privateKeyPEM: try PEMFile.contents(of: privateKeyFile, what: "private key"),
                 chainName: certificateChainFile, keyName: privateKeyFile)
         }
 
@@ -54,7 +54,7 @@ extension HTTPSyncServer {
         ) throws(TLSSettingsError) {
             self.certificateChainPEM = certificateChainPEM
             self.privateKeyPEM = privateKeyPEM
-            let chain = try Self.certificates(in: certificateChainPEM, named: chainName)
+            let chain = try PEMFile.certificates(in: certificateChainPEM, named: chainName)
             let key: NIOSSLPrivateKey
             do {
                 key = try NIOSSLPrivateKey(bytes: privateKeyPEM, format: .pem)
@@ -81,33 +81,6 @@ extension HTTPSyncServer {
                 certificateChain: chain.map { .certificate($0) }, privateKey: .privateKey(key))
             configuration.minimumTLSVersion = .tlsv12
             return configuration
-        }
-
-        /// The certificates in `pem`, at least one.
-        static func certificates(in pem: [UInt8], named name: String) throws(TLSSettingsError) -> [NIOSSLCertificate] {
-            let certificates: [NIOSSLCertificate]
-            do {
-                certificates = try NIOSSLCertificate.fromPEMBytes(pem)
-            } catch {
-                certificates = []
-            }
-            guard !certificates.isEmpty else {
-                throw TLSSettingsError(
-                    .invalid, "\(name) holds no PEM certificate (it should start with -----BEGIN CERTIFICATE-----)")
-            }
-            return certificates
-        }
-
-        /// The bytes of the file at `path`.
-        static func contents(of path: String, what: String) throws(TLSSettingsError) -> [UInt8] {
-            let url = URL(fileURLWithPath: path)
-            do {
-                return try AtomicFile.contents(of: url)
-            } catch {
-                // "cannot open /absolute/path: No such file or directory": the system's reason, for the path as given.
-                let reason = error.message.components(separatedBy: "\(url.path): ").last ?? error.message
-                throw TLSSettingsError(.unreadable, "the \(what) file \(path) cannot be read: \(reason)")
-            }
         }
     }
 

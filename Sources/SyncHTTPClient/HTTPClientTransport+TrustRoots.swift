@@ -1,4 +1,5 @@
 import NIOSSL
+public import SyncHTTP
 
 extension HTTPClientTransport {
     /// The certificate authorities an ``HTTPClientTransport`` trusts to sign an
@@ -27,15 +28,15 @@ extension HTTPClientTransport {
         /// trusted instead of the system's.
         /// - Throws: ``TLSSettingsError`` when `pem` holds no certificate.
         public static func certificates(pem: [UInt8]) throws(TLSSettingsError) -> TrustRoots {
-            TrustRoots(.certificates(try HTTPSyncServer.TLS.certificates(in: pem, named: "the trusted certificates")))
+            TrustRoots(.certificates(try PEMFile.certificates(in: pem, named: "the trusted certificates")))
         }
 
         /// The certificate authorities in the PEM file at `path`, trusted
         /// instead of the system's.
         /// - Throws: ``TLSSettingsError`` naming the file when it is missing, cannot be read or holds no certificate.
         public static func certificates(pemFile path: String) throws(TLSSettingsError) -> TrustRoots {
-            let pem = try HTTPSyncServer.TLS.contents(of: path, what: "certificate authority")
-            return TrustRoots(.certificates(try HTTPSyncServer.TLS.certificates(in: pem, named: path)))
+            let pem = try PEMFile.contents(of: path, what: "certificate authority")
+            return TrustRoots(.certificates(try PEMFile.certificates(in: pem, named: path)))
         }
 
         /// How many certificate authorities are trusted, or `nil` for the system's.

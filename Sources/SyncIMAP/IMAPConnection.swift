@@ -3,60 +3,6 @@ import NIOPosix
 import SyncHTTP
 public import NIOSSL
 
-/// How a connection protects itself.
-public enum IMAPSecurity: String, Sendable, Hashable, CaseIterable {
-    /// Plain text (a test server on loopback; never across a network).
-    case none
-    /// TLS from the first byte (imaps, port 993).
-    case tls
-    /// Plain text, then `STARTTLS` before logging in; refused when the server does not offer it.
-    case startTLS
-    /// `STARTTLS` when the server offers it, plain text otherwise.
-    case startTLSIfOffered
-}
-
-/// The mailbox a connection has selected, as the server last described it.
-public struct IMAPSelectedMailbox: Sendable, Hashable {
-    /// The mailbox's name.
-    public var name: String
-    /// `UIDVALIDITY`: when it changes, every UID the device knows is void.
-    public var uidValidity: UInt32 = 0
-    /// `UIDNEXT`: the UID the next message will get at least.
-    public var uidNext: UInt32 = 0
-    /// `HIGHESTMODSEQ`, `nil` for a mailbox without (`NOMODSEQ`).
-    public var highestModSeq: UInt64?
-    /// `EXISTS`: how many messages it holds.
-    public var exists: UInt32 = 0
-    /// Whether it was opened read-only (EXAMINE).
-    public var isReadOnly = false
-}
-
-/// A mailbox with its STATUS items, from ``IMAPConnection/list(reference:pattern:status:)``.
-public struct IMAPMailboxListing: Sendable, Hashable {
-    /// The LIST entry.
-    public var entry: IMAPListEntry
-    /// The STATUS items asked for (`UIDVALIDITY`, `HIGHESTMODSEQ`, …), when the server sent them.
-    public var status: [String: UInt64]
-}
-
-/// What a SELECT with QRESYNC (or a CHANGEDSINCE fetch) reported.
-public struct IMAPChanges: Sendable, Hashable {
-    /// UIDs the server says are gone (`VANISHED`).
-    public var vanished: IMAPSequenceSet = IMAPSequenceSet([ClosedRange<UInt32>]())
-    /// Messages whose flags (or more) the server sent.
-    public var fetches: [IMAPFetch] = []
-}
-
-/// The result of a command: what came back untagged while it ran, and its tagged answer.
-public struct IMAPCommandResult: Sendable, Hashable {
-    /// The untagged responses, in order.
-    public var untagged: [IMAPUntagged]
-    /// The tagged answer's code.
-    public var code: IMAPResponseCode?
-    /// The tagged answer's text.
-    public var text: String
-}
-
 /// One connection to an IMAP server: the commands Anchorage needs, one at a time.
 ///
 /// ```swift
@@ -590,60 +536,5 @@ public actor IMAPConnection {
             chunks[chunks.count - 1] += Array("{\(bytes.count)}\r\n".utf8)
             chunks.append(bytes)
         }
-    }
-}
-
-/// A piece of a command.
-public enum IMAPCommandPart: Sendable, Hashable {
-    /// Text sent as it is.
-    case text(String)
-    /// A string, sent as an atom, a quoted string or a literal, whichever it needs.
-    case string(String)
-    /// A mailbox name: modified UTF-7, then as ``string(_:)``.
-    case mailbox(String)
-    /// Bytes sent as a literal.
-    case literal([UInt8])
-    /// A line sent when the server asks for more (`+`) after the command's own literals.
-    case continuation(String)
-}
-
-/// Base64 without line breaks.
-enum Base64 {
-    private static let alphabet = Array("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/".utf8)
-
-    static func encode(_ bytes: [UInt8]) -> String {
-        var result: [UInt8] = []
-        result.reserveCapacity((bytes.count + 2) / 3 * 4)
-        var index = 0
-        while index < bytes.count {
-            let count = min(3, bytes.count - index)
-            let b0 = Int(bytes[index]), b1 = count > 1 ? Int(bytes[index + 1]) : 0, b2 = count > 2 ? Int(bytes[index + 2]) : 0
-            result.append(alphabet[b0 >> 2])
-            result.append(alphabet[((b0 & 3) << 4) | (b1 >> 4)])
-            result.append(count > 1 ? alphabet[((b1 & 15) << 2) | (b2 >> 6)] : UInt8(ascii: "="))
-            result.append(count > 2 ? alphabet[b2 & 63] : UInt8(ascii: "="))
-            index += 3
-        }
-        return String(decoding: result, as: UTF8.self)
-    }
-
-    /// The bytes of base64 text (whitespace ignored), or `nil` when it is not base64.
-    static func decode(_ text: some Sequence<UInt8>) -> [UInt8]? {
-        var result: [UInt8] = []
-        var bits = 0
-        var count = 0
-        for byte in text {
-            if byte == 13 || byte == 10 || byte == 32 || byte == 9 { continue }
-            if byte == UInt8(ascii: "=") { break }
-            guard let value = alphabet.firstIndex(of: byte) else { return nil }
-            bits = (bits << 6) | value
-            count += 6
-            if count >= 8 {
-                count -= 8
-                result.append(UInt8((bits >> count) & 0xFF))
-                bits &= (1 << count) - 1
-            }
-        }
-        return result
     }
 }

@@ -1,5 +1,6 @@
 import Hummingbird
 import NIOCore
+import SyncHTTP
 
 /// Collects a request body without holding more than a limit in memory, decoding a compressed one
 /// (`Content-Encoding: gzip` or `deflate`) as it arrives.
