@@ -67,7 +67,10 @@ public struct WebDAVHTTPTransport: WebDAVTransport {
     /// Which failures are tried again, after what wait, and for how long.
     public let retry: RetryPolicy
     /// The clock the waits between attempts are slept on.
-    public let clock: any Clock<Duration>
+    public let sleeper: any Clock<Duration>
+    /// The clock the waits between attempts are slept on.
+    @available(*, deprecated, renamed: "sleeper")
+    public var clock: any Clock<Duration> { sleeper }
 
     /// The server's base URL, ``http``'s.
     public var baseURL: URL { http.baseURL }
@@ -86,15 +89,24 @@ public struct WebDAVHTTPTransport: WebDAVTransport {
     ///     ``SyncCore/CredentialsMiddleware`` for an account's credentials, a metrics middleware, a
     ///     test's fault injection.
     ///   - retry: Which failures are tried again and how.
-    ///   - clock: The clock the waits are slept on: a test passes a `TestClock`.
+    ///   - sleeper: The clock the waits are slept on: a test passes a `TestClock`.
     public init(
         _ http: HTTPClientTransport, middleware: [any SyncClientMiddleware] = [], retry: RetryPolicy = .default,
-        clock: any Clock<Duration> = ContinuousClock()
+        sleeper: any Clock<Duration> = ContinuousClock()
     ) {
         self.http = http
         self.middleware = middleware
         self.retry = retry
-        self.clock = clock
+        self.sleeper = sleeper
+    }
+
+    /// Makes a transport over `http` whose waits are slept on `clock`.
+    @available(*, deprecated, renamed: "init(_:middleware:retry:sleeper:)")
+    public init(
+        _ http: HTTPClientTransport, middleware: [any SyncClientMiddleware] = [], retry: RetryPolicy = .default,
+        clock: any Clock<Duration>
+    ) {
+        self.init(http, middleware: middleware, retry: retry, sleeper: clock)
     }
 
     /// Makes a transport over a client someone else shuts down, with HTTP Basic credentials.
@@ -170,7 +182,7 @@ public struct WebDAVHTTPTransport: WebDAVTransport {
     public func send(_ request: WebDAVRequest) async throws -> WebDAVResponse {
         let onlyReads = Self.onlyReads(request.method)
         var random = SystemRandomNumberGenerator()
-        let elapsed = RetryPolicy.stopwatch(on: clock)
+        let elapsed = RetryPolicy.stopwatch(on: sleeper)
         var attempt = 1
         while true {
             let wait: Duration
@@ -189,7 +201,7 @@ public struct WebDAVHTTPTransport: WebDAVTransport {
                 // No answer, and out of time for another attempt: the server cannot be reached.
                 if let budget = retry.maxElapsed, elapsed() + wait > budget { throw error }
             }
-            try await clock.sleep(for: wait)
+            try await sleeper.sleep(for: wait)
             attempt += 1
         }
     }

@@ -22,7 +22,7 @@ struct OTAClientSender {
         let endpoint = client.endpoint
         self.endpoint = SyncEndpoint(
             transport: endpoint.transport.with(attempts), codecs: endpoint.codecs, retry: endpoint.retry,
-            clock: endpoint.clock)
+            sleeper: endpoint.sleeper)
     }
 
     /// Sends a message and reads the answer.

@@ -25,7 +25,7 @@ extension HTTPSyncServer {
         authenticator: any SyncAuthenticator,
         configuration: Configuration = Configuration(),
         logger: Logger = Logger(label: "anchorage.http"),
-        clock: any Clock<Duration> = ContinuousClock(),
+        sleeper: any Clock<Duration> = ContinuousClock(),
         _ body: (_ baseURL: URL) async throws -> Result
     ) async throws -> Result {
         let (ports, portContinuation) = AsyncStream.makeStream(of: Int.self, bufferingPolicy: .bufferingNewest(1))
@@ -34,7 +34,7 @@ extension HTTPSyncServer {
             onRunning: { port in
                 portContinuation.yield(port)
                 portContinuation.finish()
-            }, clock: clock)
+            }, sleeper: sleeper)
         let services = ServiceGroup(
             configuration: ServiceGroupConfiguration(services: [server], gracefulShutdownSignals: [], logger: logger))
         return try await withThrowingTaskGroup(of: Void.self, returning: Result.self) { group in
@@ -61,6 +61,21 @@ extension HTTPSyncServer {
         }
     }
 
+    /// Starts a server whose login throttle and request timeout go by `clock`, as the method above does.
+    @available(*, deprecated, renamed: "withRunningServer(service:authenticator:configuration:logger:sleeper:_:)")
+    public static func withRunningServer<Result: Sendable>(
+        service: any SyncService,
+        authenticator: any SyncAuthenticator,
+        configuration: Configuration = Configuration(),
+        logger: Logger = Logger(label: "anchorage.http"),
+        clock: any Clock<Duration>,
+        _ body: (_ baseURL: URL) async throws -> Result
+    ) async throws -> Result {
+        try await withRunningServer(
+            service: service, authenticator: authenticator, configuration: configuration, logger: logger, sleeper: clock,
+            body)
+    }
+
     /// `scheme://host:port`, with a wildcard host replaced by loopback.
     static func baseURL(scheme: String = "http", host: String, port: Int) throws -> URL {
         let reachableHost: String
@@ -76,7 +91,7 @@ extension HTTPSyncServer {
     }
 }
 
-/// Why ``HTTPSyncServer/withRunningServer(service:authenticator:configuration:logger:clock:_:)`` could not provide a server.
+/// Why ``HTTPSyncServer/withRunningServer(service:authenticator:configuration:logger:sleeper:_:)`` could not provide a server.
 public struct HTTPSyncServerError: Error, Sendable, Hashable, CustomStringConvertible {
     /// What went wrong.
     public var message: String

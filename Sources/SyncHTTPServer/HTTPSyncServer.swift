@@ -30,7 +30,7 @@ public import SyncCore
 /// first thing in `main`, as `anchorage serve` does.
 ///
 /// Tests start one on a free loopback port with
-/// ``withRunningServer(service:authenticator:configuration:logger:clock:_:)``.
+/// ``withRunningServer(service:authenticator:configuration:logger:sleeper:_:)``.
 public struct HTTPSyncServer: ApplicationProtocol {
     /// Where the server listens and what it accepts.
     public struct Configuration: Sendable, Hashable {
@@ -112,7 +112,7 @@ public struct HTTPSyncServer: ApplicationProtocol {
     ///   - configuration: Where to listen and the body limit.
     ///   - logger: Where the per-request lines go.
     ///   - onRunning: Called once the server listens, with the port it is bound to.
-    ///   - clock: The time the login throttle and the request timeout go by (a `TestClock` in tests).
+    ///   - sleeper: The time the login throttle and the request timeout go by (a `TestClock` in tests).
     ///   - observability: The readiness check, the `/metrics` registry and where request metrics go.
     /// - Precondition: `configuration.maxRequestBytes` is not negative.
     public init(
@@ -121,7 +121,7 @@ public struct HTTPSyncServer: ApplicationProtocol {
         configuration: Configuration = Configuration(),
         logger: Logger = Logger(label: "anchorage.http"),
         onRunning: (@Sendable (_ port: Int) async -> Void)? = nil,
-        clock: any Clock<Duration> = ContinuousClock(),
+        sleeper: any Clock<Duration> = ContinuousClock(),
         observability: ServerObservability = ServerObservability()
     ) {
         precondition(configuration.maxRequestBytes >= 0, "maxRequestBytes must not be negative")
@@ -131,13 +131,29 @@ public struct HTTPSyncServer: ApplicationProtocol {
         self.serverConfiguration = configuration
         self.logger = logger
         self.whenRunning = onRunning
-        self.loginThrottle = configuration.loginThrottle.map { LoginThrottle(policy: $0, clock: clock) }
+        self.loginThrottle = configuration.loginThrottle.map { LoginThrottle(policy: $0, sleeper: sleeper) }
         self.limiter =
             configuration.maxConcurrentRequests == nil && configuration.requestTimeout == nil
             ? nil
             : RequestLimiter(
                 maxConcurrentRequests: configuration.maxConcurrentRequests, requestTimeout: configuration.requestTimeout,
-                clock: clock)
+                sleeper: sleeper)
+    }
+
+    /// Makes a server whose login throttle and request timeout go by `clock`.
+    @available(*, deprecated, renamed: "init(service:authenticator:configuration:logger:onRunning:sleeper:observability:)")
+    public init(
+        service: any SyncService,
+        authenticator: any SyncAuthenticator,
+        configuration: Configuration = Configuration(),
+        logger: Logger = Logger(label: "anchorage.http"),
+        onRunning: (@Sendable (_ port: Int) async -> Void)? = nil,
+        clock: any Clock<Duration>,
+        observability: ServerObservability = ServerObservability()
+    ) {
+        self.init(
+            service: service, authenticator: authenticator, configuration: configuration, logger: logger,
+            onRunning: onRunning, sleeper: clock, observability: observability)
     }
 
     /// The responder that answers every request.

@@ -24,7 +24,7 @@ import Synchronization
 /// per address. Other accounts are unaffected by one account's lock.
 ///
 /// ```swift
-/// let throttle = LoginThrottle(policy: .standard, clock: ContinuousClock())
+/// let throttle = LoginThrottle(policy: .standard, sleeper: ContinuousClock())
 /// if let wait = throttle.lockout(user: "ada", address: "10.0.0.7") { /* 429, Retry-After: wait */ }
 /// ```
 public final class LoginThrottle: Sendable {
@@ -82,12 +82,18 @@ public final class LoginThrottle: Sendable {
     private let elapsed: @Sendable () -> Duration
     private let entries = Mutex<[Key: Entry]>([:])
 
-    /// Makes a throttle that reads time from `clock` (a `TestClock` in tests).
-    public init<C: Clock>(policy: Policy = .standard, clock: C, maxKeys: Int = 100_000) where C.Duration == Duration {
+    /// Makes a throttle that reads time from `sleeper` (a `TestClock` in tests).
+    public init<C: Clock>(policy: Policy = .standard, sleeper: C, maxKeys: Int = 100_000) where C.Duration == Duration {
         self.policy = policy
         self.maxKeys = max(1, maxKeys)
-        let origin = clock.now
-        self.elapsed = { origin.duration(to: clock.now) }
+        let origin = sleeper.now
+        self.elapsed = { origin.duration(to: sleeper.now) }
+    }
+
+    /// Makes a throttle that reads time from `clock`.
+    @available(*, deprecated, renamed: "init(policy:sleeper:maxKeys:)")
+    public convenience init<C: Clock>(policy: Policy = .standard, clock: C, maxKeys: Int = 100_000) where C.Duration == Duration {
+        self.init(policy: policy, sleeper: clock, maxKeys: maxKeys)
     }
 
     /// How long the caller must wait before its credentials are checked, or `nil` when they may be checked now.

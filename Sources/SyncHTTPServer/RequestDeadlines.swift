@@ -38,15 +38,15 @@ final class RequestDeadlines: Sendable {
         }
     }
 
-    /// Makes the deadlines of requests that may take `timeout` each, by `clock`.
-    init<C: Clock>(timeout: Duration, retryAfter: Duration, clock: C) where C.Duration == Duration {
+    /// Makes the deadlines of requests that may take `timeout` each, by `sleeper`.
+    init<C: Clock>(timeout: Duration, retryAfter: Duration, sleeper: C) where C.Duration == Duration {
         self.timeout = timeout
         self.timedOut = SyncServiceError(
             status: 503, message: "the request took longer than the server allows (\(timeout))", retryAfter: retryAfter
         ).response
-        let origin = clock.now
-        self.elapsed = { origin.duration(to: clock.now) }
-        self.sleep = { try await clock.sleep(until: origin.advanced(by: $0), tolerance: nil) }
+        let origin = sleeper.now
+        self.elapsed = { origin.duration(to: sleeper.now) }
+        self.sleep = { try await sleeper.sleep(until: origin.advanced(by: $0), tolerance: nil) }
     }
 
     /// Starts the clock of a request; returns its number for ``forget(_:)``.

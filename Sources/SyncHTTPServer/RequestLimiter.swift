@@ -12,7 +12,7 @@ import SyncCore
 ///   cancellation still holds the server back from taking more.
 ///
 /// ```swift
-/// let limiter = RequestLimiter(maxConcurrentRequests: 256, requestTimeout: .seconds(60), clock: ContinuousClock())
+/// let limiter = RequestLimiter(maxConcurrentRequests: 256, requestTimeout: .seconds(60), sleeper: ContinuousClock())
 /// ```
 public final class RequestLimiter: Sendable {
     /// The most requests in service at once; `nil` for no limit.
@@ -24,18 +24,28 @@ public final class RequestLimiter: Sendable {
     private let deadlines: RequestDeadlines?
     private let inFlight = Atomic<Int>(0)
 
-    /// Makes a limiter that measures time with `clock` (a `TestClock` in tests).
+    /// Makes a limiter that measures time with `sleeper` (a `TestClock` in tests).
     /// - Parameters:
     ///   - maxConcurrentRequests: The most requests in service at once (at least 1), or `nil`.
     ///   - requestTimeout: The longest a service may take, or `nil`.
     ///   - busyRetryAfter: The `Retry-After` of the 503s.
     public init<C: Clock>(
-        maxConcurrentRequests: Int?, requestTimeout: Duration?, busyRetryAfter: Duration = .seconds(1), clock: C
+        maxConcurrentRequests: Int?, requestTimeout: Duration?, busyRetryAfter: Duration = .seconds(1), sleeper: C
     ) where C.Duration == Duration {
         self.maxConcurrentRequests = maxConcurrentRequests.map { max(1, $0) }
         self.requestTimeout = requestTimeout
         self.busyRetryAfter = busyRetryAfter
-        self.deadlines = requestTimeout.map { RequestDeadlines(timeout: $0, retryAfter: busyRetryAfter, clock: clock) }
+        self.deadlines = requestTimeout.map { RequestDeadlines(timeout: $0, retryAfter: busyRetryAfter, sleeper: sleeper) }
+    }
+
+    /// Makes a limiter that measures time with `clock`.
+    @available(*, deprecated, renamed: "init(maxConcurrentRequests:requestTimeout:busyRetryAfter:sleeper:)")
+    public convenience init<C: Clock>(
+        maxConcurrentRequests: Int?, requestTimeout: Duration?, busyRetryAfter: Duration = .seconds(1), clock: C
+    ) where C.Duration == Duration {
+        self.init(
+            maxConcurrentRequests: maxConcurrentRequests, requestTimeout: requestTimeout, busyRetryAfter: busyRetryAfter,
+            sleeper: clock)
     }
 
     /// The requests in service now.

@@ -53,7 +53,7 @@ public final class MailDataAccessDaemon: Sendable {
     public let push: PushClient
     private let pushAccount: String
     private let deviceToken: String
-    private let clock: any Clock<Duration>
+    private let sleeper: any Clock<Duration>
     private let syncMailbox: @Sendable (String) async throws -> Void
     private let imapConfiguration: IMAPConnection.Configuration
     private let (eventStream, eventContinuation) = AsyncStream<Event>.makeStream(bufferingPolicy: .bufferingNewest(4_096))
@@ -72,7 +72,7 @@ public final class MailDataAccessDaemon: Sendable {
     ///   - pushMailboxes: The mailboxes to register for push.
     ///   - pollMailboxes: The mailboxes to poll instead.
     ///   - pollInterval: How often to poll them.
-    ///   - clock: The clock polling waits on.
+    ///   - sleeper: The clock polling waits on.
     ///   - pushConfiguration: The push client's configuration.
     ///   - imapConfiguration: How the daemon's own IMAP connections (registrations, polls) are made: the
     ///     TLS configuration that trusts the mail server's certificate, say.
@@ -80,7 +80,7 @@ public final class MailDataAccessDaemon: Sendable {
     public init(
         account: IMAPAccount, pushServer: URL, pushAccount: String, credentials: Credentials?, deviceToken: String,
         transport: any SyncClientTransport, codec: any SyncCodec, pushMailboxes: [String], pollMailboxes: [String] = [],
-        pollInterval: Duration = .seconds(300), clock: any Clock<Duration> = ContinuousClock(),
+        pollInterval: Duration = .seconds(300), sleeper: any Clock<Duration> = ContinuousClock(),
         pushConfiguration: PushClient.Configuration = .init(), imapConfiguration: IMAPConnection.Configuration = .init(),
         sync: @escaping @Sendable (String) async throws -> Void
     ) {
@@ -91,7 +91,7 @@ public final class MailDataAccessDaemon: Sendable {
         self.pollInterval = pollInterval
         self.pushAccount = pushAccount
         self.deviceToken = deviceToken
-        self.clock = clock
+        self.sleeper = sleeper
         self.syncMailbox = sync
         let prefix = Self.collectionPrefix(account)
         let eventContinuation = self.eventContinuation
@@ -108,6 +108,22 @@ public final class MailDataAccessDaemon: Sendable {
                 throw error
             }
         }
+    }
+
+    /// Makes a daemon whose polling waits on `clock`.
+    @available(*, deprecated, renamed: "init(account:pushServer:pushAccount:credentials:deviceToken:transport:codec:pushMailboxes:pollMailboxes:pollInterval:sleeper:pushConfiguration:imapConfiguration:sync:)")
+    public convenience init(
+        account: IMAPAccount, pushServer: URL, pushAccount: String, credentials: Credentials?, deviceToken: String,
+        transport: any SyncClientTransport, codec: any SyncCodec, pushMailboxes: [String], pollMailboxes: [String] = [],
+        pollInterval: Duration = .seconds(300), clock: any Clock<Duration>,
+        pushConfiguration: PushClient.Configuration = .init(), imapConfiguration: IMAPConnection.Configuration = .init(),
+        sync: @escaping @Sendable (String) async throws -> Void
+    ) {
+        self.init(
+            account: account, pushServer: pushServer, pushAccount: pushAccount, credentials: credentials,
+            deviceToken: deviceToken, transport: transport, codec: codec, pushMailboxes: pushMailboxes,
+            pollMailboxes: pollMailboxes, pollInterval: pollInterval, sleeper: clock, pushConfiguration: pushConfiguration,
+            imapConfiguration: imapConfiguration, sync: sync)
     }
 
     /// The collection of a mailbox on the push server.
@@ -208,7 +224,7 @@ public final class MailDataAccessDaemon: Sendable {
         while !Task.isCancelled {
             if !first {
                 do {
-                    try await clock.sleep(for: pollInterval)
+                    try await sleeper.sleep(for: pollInterval)
                 } catch {
                     return
                 }

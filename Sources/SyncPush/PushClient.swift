@@ -35,7 +35,7 @@ import Synchronization
 ///
 /// A lost stream, or a connection that fails, is tried again as
 /// ``Configuration/reconnect`` (a ``SyncCore/RetryPolicy``) says, waiting on
-/// ``Configuration/clock`` (a `TestClock` in tests), as long as the failure
+/// ``Configuration/sleeper`` (a `TestClock` in tests), as long as the failure
 /// may pass: whether to reconnect is decided by its class
 /// (``SyncCore/SyncFailureClass``, ``PushError/failureClass``), never by its
 /// text. A failure that will not pass — the server refuses the registration
@@ -56,7 +56,13 @@ public final class PushClient: Sendable {
         /// of them, ``run()`` throws the last failure. ``defaultReconnect`` by default: never gives up.
         public var reconnect: RetryPolicy
         /// The clock reconnection waits and polling wait on.
-        public var clock: any Clock<Duration>
+        public var sleeper: any Clock<Duration>
+        /// The clock reconnection waits and polling wait on.
+        @available(*, deprecated, renamed: "sleeper")
+        public var clock: any Clock<Duration> {
+            get { sleeper }
+            set { sleeper = newValue }
+        }
         /// The TLS settings for a `https://` server (the system's trust roots by default).
         public var tls: TLSConfiguration?
 
@@ -64,16 +70,25 @@ public final class PushClient: Sendable {
         /// - Parameters:
         ///   - basePath: Where the push server is mounted.
         ///   - reconnect: How the client reconnects after a failure that may pass.
-        ///   - clock: The clock reconnection waits and polling wait on.
+        ///   - sleeper: The clock reconnection waits and polling wait on.
         ///   - tls: The TLS settings for a `https://` server.
         public init(
-            basePath: String = "/push", reconnect: RetryPolicy = defaultReconnect, clock: any Clock<Duration> = ContinuousClock(),
+            basePath: String = "/push", reconnect: RetryPolicy = defaultReconnect, sleeper: any Clock<Duration> = ContinuousClock(),
             tls: TLSConfiguration? = nil
         ) {
             self.basePath = basePath
             self.reconnect = reconnect
-            self.clock = clock
+            self.sleeper = sleeper
             self.tls = tls
+        }
+
+        /// Makes a configuration whose waits are on `clock`.
+        @available(*, deprecated, renamed: "init(basePath:reconnect:sleeper:tls:)")
+        public init(
+            basePath: String = "/push", reconnect: RetryPolicy = defaultReconnect, clock: any Clock<Duration>,
+            tls: TLSConfiguration? = nil
+        ) {
+            self.init(basePath: basePath, reconnect: reconnect, sleeper: clock, tls: tls)
         }
 
         /// Reconnect for ever, after 250 ms doubling up to 30 s, each wait shortened by up to 20 %
@@ -124,7 +139,7 @@ public final class PushClient: Sendable {
     public let deviceToken: String
     /// The collections the device monitors.
     public let collections: [CollectionID]
-    /// Where the server is mounted, reconnecting and the clock.
+    /// Where the server is mounted, reconnecting and the sleeper.
     public let configuration: Configuration
     private let endpoint: SyncEndpoint
     private let syncCollection: @Sendable (CollectionID) async throws -> Void
@@ -154,7 +169,7 @@ public final class PushClient: Sendable {
     ///   - collections: The collections the device monitors.
     ///   - transport: Carries the registration (with credentials).
     ///   - codec: The codec the registration travels in.
-    ///   - configuration: Where the server is mounted, reconnecting and the clock.
+    ///   - configuration: Where the server is mounted, reconnecting and the sleeper.
     ///   - sync: Syncs one collection through whichever stack owns it.
     public init(
         server: URL, credentials: Credentials?, deviceToken: String, collections: [CollectionID],
@@ -166,7 +181,7 @@ public final class PushClient: Sendable {
         self.deviceToken = deviceToken
         self.collections = Array(Set(collections)).sorted()
         self.configuration = configuration
-        self.endpoint = SyncEndpoint(transport: transport, codecs: CodecSet([codec]), retry: .none, clock: configuration.clock)
+        self.endpoint = SyncEndpoint(transport: transport, codecs: CodecSet([codec]), retry: .none, sleeper: configuration.sleeper)
         self.syncCollection = sync
     }
 
@@ -245,7 +260,7 @@ public final class PushClient: Sendable {
                 failure = error
             }
             if Task.isCancelled { return }
-            if since == nil { since = RetryPolicy.stopwatch(on: configuration.clock) }
+            if since == nil { since = RetryPolicy.stopwatch(on: configuration.sleeper) }
             failures += 1
             let wait = policy.jitteredDelay(beforeRetry: failures, using: &random)
             if let failure {
@@ -256,7 +271,7 @@ public final class PushClient: Sendable {
             }
             eventContinuation.yield(.disconnected(message: failure.map { "\($0)" } ?? "the server closed the stream", retryIn: wait))
             do {
-                try await configuration.clock.sleep(for: wait)
+                try await configuration.sleeper.sleep(for: wait)
             } catch {
                 return
             }
@@ -270,7 +285,6 @@ public final class PushClient: Sendable {
         (error as? PushError)?.failureClass ?? SyncFailureClass(of: error)
     }
 
-    /// The time since this call on `clock`.
     /// Registers the monitored collections and takes the answer's tokens and polled collections.
     private func register() async throws {
         let request = try endpoint.request(
@@ -374,7 +388,7 @@ public final class PushClient: Sendable {
         while !Task.isCancelled {
             let interval = state.withLock { $0.pollInterval }
             do {
-                try await configuration.clock.sleep(for: interval)
+                try await configuration.sleeper.sleep(for: interval)
             } catch {
                 return
             }

@@ -8,7 +8,7 @@ import Synchronization
 /// ```swift
 /// let clock = TestClock()
 /// let faults = FaultInjectingMiddleware(
-///     plan: .scripted([nil, .cutAfterProcessing, .delay(.seconds(5))]), clock: clock)
+///     plan: .scripted([nil, .cutAfterProcessing, .delay(.seconds(5))]), sleeper: clock)
 /// let transport = LoopbackTransport(service: server, authenticator: auth).with(faults)
 /// // … run the client over `transport` …
 /// #expect(faults.counts.cutAfterProcessing == 1)
@@ -35,21 +35,32 @@ where FaultClock.Duration == Duration {
     }
 
     /// The clock ``TransportFault/delay(_:)`` sleeps on.
-    public let clock: FaultClock
+    public let sleeper: FaultClock
+    /// The clock ``TransportFault/delay(_:)`` sleeps on.
+    @available(*, deprecated, renamed: "sleeper")
+    public var clock: FaultClock { sleeper }
     private let appliesTo: @Sendable (SyncRequest) -> Bool
     private let state: Mutex<State>
 
     /// Makes the middleware.
     /// - Parameters:
     ///   - plan: which fault each request gets.
-    ///   - clock: the clock delays sleep on; a ``TestClock`` makes them wait for the test.
+    ///   - sleeper: the clock delays sleep on; a ``TestClock`` makes them wait for the test.
     ///   - appliesTo: the requests the plan applies to; the others pass through uncounted.
     public init(
-        plan: FaultPlan, clock: FaultClock, appliesTo: @escaping @Sendable (SyncRequest) -> Bool = { _ in true }
+        plan: FaultPlan, sleeper: FaultClock, appliesTo: @escaping @Sendable (SyncRequest) -> Bool = { _ in true }
     ) {
-        self.clock = clock
+        self.sleeper = sleeper
         self.appliesTo = appliesTo
         self.state = Mutex(State(plan: plan))
+    }
+
+    /// Makes the middleware with delays slept on `clock`.
+    @available(*, deprecated, renamed: "init(plan:sleeper:appliesTo:)")
+    public convenience init(
+        plan: FaultPlan, clock: FaultClock, appliesTo: @escaping @Sendable (SyncRequest) -> Bool = { _ in true }
+    ) {
+        self.init(plan: plan, sleeper: clock, appliesTo: appliesTo)
     }
 
     /// What the middleware has done so far.
@@ -120,7 +131,7 @@ where FaultClock.Duration == Duration {
             _ = try? await next(request)
             return try first.get()
         case .delay(let duration):
-            try await clock.sleep(for: duration)
+            try await sleeper.sleep(for: duration)
             return try await next(request)
         case .cutAfterProcessing:
             _ = try await next(request)
@@ -180,6 +191,6 @@ extension FaultInjectingMiddleware where FaultClock == ContinuousClock {
     ///   - plan: which fault each request gets.
     ///   - appliesTo: the requests the plan applies to; the others pass through uncounted.
     public convenience init(plan: FaultPlan, appliesTo: @escaping @Sendable (SyncRequest) -> Bool = { _ in true }) {
-        self.init(plan: plan, clock: ContinuousClock(), appliesTo: appliesTo)
+        self.init(plan: plan, sleeper: ContinuousClock(), appliesTo: appliesTo)
     }
 }

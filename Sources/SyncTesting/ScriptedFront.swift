@@ -9,7 +9,7 @@ import Synchronization
 ///
 /// ```swift
 /// let clock = TestClock()
-/// let front = ScriptedFront(answering: [.text("busy", status: 503), .text("busy", status: 503)], clock: clock)
+/// let front = ScriptedFront(answering: [.text("busy", status: 503), .text("busy", status: 503)], sleeper: clock)
 /// let transport = LoopbackTransport(service: server.with(front), authenticator: authenticator)
 /// let sync = Task { try await client.sync() }
 /// await clock.waitForSleepers(1)          // the client waits before its first retry
@@ -41,19 +41,25 @@ public final class ScriptedFront: SyncServiceMiddleware {
     }
 
     private let state: Mutex<State>
-    private let clock: TestClock
+    private let sleeper: TestClock
     private let holdFor: Duration?
 
     /// Makes a front.
     /// - Parameters:
     ///   - script: Answered, in order, to the first requests instead of letting them through.
-    ///   - clock: Arrivals are noted on it, and `holdFor` is slept on it.
-    ///   - holdFor: How long each request that goes through stays inside the server, on `clock`
+    ///   - sleeper: Arrivals are noted on it, and `holdFor` is slept on it.
+    ///   - holdFor: How long each request that goes through stays inside the server, on `sleeper`
     ///     (`nil`: no wait).
-    public init(answering script: [SyncResponse] = [], clock: TestClock, holdFor: Duration? = nil) {
+    public init(answering script: [SyncResponse] = [], sleeper: TestClock, holdFor: Duration? = nil) {
         self.state = Mutex(State(script: script))
-        self.clock = clock
+        self.sleeper = sleeper
         self.holdFor = holdFor
+    }
+
+    /// Makes a front that notes arrivals and holds requests on `clock`.
+    @available(*, deprecated, renamed: "init(answering:sleeper:holdFor:)")
+    public convenience init(answering script: [SyncResponse] = [], clock: TestClock, holdFor: Duration? = nil) {
+        self.init(answering: script, sleeper: clock, holdFor: holdFor)
     }
 
     /// Every request that arrived, scripted or let through, in order.
@@ -67,7 +73,7 @@ public final class ScriptedFront: SyncServiceMiddleware {
         _ request: SyncRequest, context: ServiceContext,
         next: @Sendable (SyncRequest, ServiceContext) async throws -> SyncResponse
     ) async throws -> SyncResponse {
-        let arrival = clock.now.offset
+        let arrival = sleeper.now.offset
         let scripted = state.withLock { state -> SyncResponse? in
             state.requests.append(
                 ArrivedRequest(method: request.method, path: String(request.pathWithoutQuery), body: request.body, arrival: arrival))
@@ -77,7 +83,7 @@ public final class ScriptedFront: SyncServiceMiddleware {
         }
         defer { state.withLock { $0.inFlight -= 1 } }
         if let scripted { return scripted }
-        if let holdFor { try await clock.sleep(for: holdFor) }
+        if let holdFor { try await sleeper.sleep(for: holdFor) }
         return try await next(request, context)
     }
 }

@@ -17,7 +17,7 @@ struct AppSyncEngineTests {
 
     @Test("a server that answers 503 twice, then 200: the sync waits on the clock, retries and completes")
     func serviceUnavailableTwice() async throws {
-        let front = ScriptedFront(answering: [.text("busy", status: 503), .text("busy", status: 503)], clock: clock)
+        let front = ScriptedFront(answering: [.text("busy", status: 503), .text("busy", status: 503)], sleeper: clock)
         let client = harness.client(harness.loopback(front: front), conflictPolicy: ServerWinsPolicy(), retry: retry, sleeper: clock)
         let guid = try await client.save("booking", fields: ["pk": "2014-05-10", "name": "apples"])
         let sync = Task { try await client.sync() }
@@ -38,7 +38,7 @@ struct AppSyncEngineTests {
     @Test("a 429 with Retry-After: 2 makes the sync wait 2 s before it asks again")
     func tooManyRequests() async throws {
         let front = ScriptedFront(
-            answering: [SyncServiceError(status: 429, message: "slow down", retryAfter: .seconds(2)).response], clock: clock)
+            answering: [SyncServiceError(status: 429, message: "slow down", retryAfter: .seconds(2)).response], sleeper: clock)
         let client = harness.client(harness.loopback(front: front), conflictPolicy: ServerWinsPolicy(), retry: retry, sleeper: clock)
         try await harness.serverSave(guid: "S1", fields: ["pk": "2014-05-10", "name": "server"])
         let sync = Task { try await client.sync() }
@@ -55,7 +55,7 @@ struct AppSyncEngineTests {
 
     @Test("a 400 is not retried: the sync fails at once with the status and the server's message")
     func badRequestIsNotRetried() async throws {
-        let front = ScriptedFront(answering: [SyncServiceError.badRequest("that counter is odd").response], clock: clock)
+        let front = ScriptedFront(answering: [SyncServiceError.badRequest("that counter is odd").response], sleeper: clock)
         let client = harness.client(harness.loopback(front: front), conflictPolicy: ServerWinsPolicy(), retry: retry, sleeper: clock)
         let error = await #expect(throws: SyncClientError.self) { try await client.sync() }
         #expect(error?.code == .rejected)
@@ -67,7 +67,7 @@ struct AppSyncEngineTests {
 
     @Test("two sync() calls at once run one after the other: the second sends nothing until the first is done")
     func concurrentSyncsDoNotOverlap() async throws {
-        let front = ScriptedFront(clock: clock, holdFor: .seconds(1))
+        let front = ScriptedFront(sleeper: clock, holdFor: .seconds(1))
         let client = harness.client(harness.loopback(front: front), conflictPolicy: ServerWinsPolicy(), retry: retry, sleeper: clock)
         try await client.save("booking", fields: ["pk": "2014-05-10", "name": "apples"])
 
@@ -98,7 +98,7 @@ struct AppSyncEngineHTTPTests {
         let harness = AppSyncHarness()
         let clock = TestClock()
         let front = ScriptedFront(
-            answering: [SyncServiceError(status: 503, message: "maintenance", retryAfter: .seconds(7)).response], clock: clock)
+            answering: [SyncServiceError(status: 503, message: "maintenance", retryAfter: .seconds(7)).response], sleeper: clock)
         try await harness.withTransport(.http, front: front) { transport in
             let client = harness.client(
                 transport, conflictPolicy: ServerWinsPolicy(), retry: RetryPolicy(jitter: 0), sleeper: clock)

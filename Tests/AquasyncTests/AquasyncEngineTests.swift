@@ -24,7 +24,7 @@ struct AquasyncEngineTests {
 
     @Test("a server that answers 503 twice, then lets requests through: the sync waits 1 s and 2 s on the clock and completes")
     func serviceUnavailableTwice() async throws {
-        let front = ScriptedFront(answering: [.text("busy", status: 503), .text("busy", status: 503)], clock: clock)
+        let front = ScriptedFront(answering: [.text("busy", status: 503), .text("busy", status: 503)], sleeper: clock)
         let device = device(behind: front)
         let gid = try await device.save("Contact", fields: ["name": "Ada"])
         let sync = Task { try await device.sync() }
@@ -48,7 +48,7 @@ struct AquasyncEngineTests {
     @Test("a 429 with Retry-After: 2 makes the sync wait exactly 2 s before it asks again")
     func tooManyRequests() async throws {
         let front = ScriptedFront(
-            answering: [SyncServiceError(status: 429, message: "slow down", retryAfter: .seconds(2)).response], clock: clock)
+            answering: [SyncServiceError(status: 429, message: "slow down", retryAfter: .seconds(2)).response], sleeper: clock)
         let device = device(behind: front)
         try await device.save("Contact", fields: ["name": "Ada"])
         let sync = Task { try await device.sync() }
@@ -65,7 +65,7 @@ struct AquasyncEngineTests {
 
     @Test("a 400 is not retried: the sync fails at once with the status and the server's message, and the record stays dirty")
     func badRequestIsNotRetried() async throws {
-        let front = ScriptedFront(answering: [SyncServiceError.badRequest("that pack is odd").response], clock: clock)
+        let front = ScriptedFront(answering: [SyncServiceError.badRequest("that pack is odd").response], sleeper: clock)
         let device = device(behind: front)
         let gid = try await device.save("Contact", fields: ["name": "Ada"])
         let error = await #expect(throws: SyncClientError.self) { try await device.sync() }
@@ -79,7 +79,7 @@ struct AquasyncEngineTests {
 
     @Test("two sync() calls at once run one after the other: the server never has two of the device's requests at once")
     func concurrentSyncsDoNotOverlap() async throws {
-        let front = ScriptedFront(clock: clock, holdFor: .seconds(1))
+        let front = ScriptedFront(sleeper: clock, holdFor: .seconds(1))
         let device = device(behind: front)
         try await device.save("Contact", fields: ["name": "Ada"])
 

@@ -85,7 +85,7 @@ struct WebDAVTransportTests {
             let clock = TestClock()
             let transport = WebDAVHTTPTransport(
                 HTTPClientTransport(baseURL: baseURL.appendingPathComponent("dav/")),
-                middleware: [CredentialsMiddleware(TransportRoute.ada)], retry: Self.quick, clock: clock)
+                middleware: [CredentialsMiddleware(TransportRoute.ada)], retry: Self.quick, sleeper: clock)
             let sending = Task { try await transport.send(WebDAVRequest(method: "DELETE", path: "a.txt")) }
             await clock.waitForSleepers(1)
             #expect(service.seen.count == 1)
@@ -120,7 +120,7 @@ struct WebDAVTransportTests {
         for (method, sends) in [("GET", 2), ("PUT", 1), ("MOVE", 1)] {
             let service = ScriptedService([])
             try await HTTPSyncServer.withRunningServer(service: service, authenticator: TransportRoute.defaultAuthenticator) { baseURL in
-                let cut = FaultInjectingMiddleware(plan: .scripted([.cutAfterProcessing]), clock: ContinuousClock())
+                let cut = FaultInjectingMiddleware(plan: .scripted([.cutAfterProcessing]), sleeper: ContinuousClock())
                 let transport = WebDAVHTTPTransport(
                     HTTPClientTransport(baseURL: baseURL.appendingPathComponent("dav/")),
                     middleware: [CredentialsMiddleware(TransportRoute.ada), cut], retry: Self.quick)

@@ -34,7 +34,7 @@ struct OTAEngineTests {
 
     @Test("a server that answers 503 twice, then lets the message through: the client waits on the clock, sends the same bytes again and syncs")
     func serviceUnavailableTwice() async throws {
-        let front = ScriptedFront(answering: [.text("busy", status: 503), .text("busy", status: 503)], clock: clock)
+        let front = ScriptedFront(answering: [.text("busy", status: 503), .text("busy", status: 503)], sleeper: clock)
         let phone = phone(behind: front)
         try await phone.add(["first name": "Ada"])
         let sync = Task { try await phone.sync() }
@@ -57,7 +57,7 @@ struct OTAEngineTests {
 
     @Test("a 500 is retried too: an OTA message is idempotent, the server answers a repeat from its reply cache")
     func serverErrorIsRetried() async throws {
-        let front = ScriptedFront(answering: [.text("oops", status: 500)], clock: clock)
+        let front = ScriptedFront(answering: [.text("oops", status: 500)], sleeper: clock)
         let phone = phone(behind: front)
         try await phone.add(["first name": "Ada"])
         let sync = Task { try await phone.sync() }
@@ -71,7 +71,7 @@ struct OTAEngineTests {
     @Test("a 429 with Retry-After: 2 makes the client wait 2 s before it sends the message again")
     func tooManyRequests() async throws {
         let front = ScriptedFront(
-            answering: [SyncServiceError(status: 429, message: "slow down", retryAfter: .seconds(2)).response], clock: clock)
+            answering: [SyncServiceError(status: 429, message: "slow down", retryAfter: .seconds(2)).response], sleeper: clock)
         let phone = phone(behind: front)
         try await phone.add(["first name": "Ada"])
         let sync = Task { try await phone.sync() }
@@ -88,7 +88,7 @@ struct OTAEngineTests {
 
     @Test("a 400 is not retried: the sync fails at once with a SyncClientError carrying the status")
     func badRequestIsNotRetried() async throws {
-        let front = ScriptedFront(answering: [SyncServiceError.badRequest("not a message").response], clock: clock)
+        let front = ScriptedFront(answering: [SyncServiceError.badRequest("not a message").response], sleeper: clock)
         let phone = phone(behind: front)
         let error = await #expect(throws: SyncClientError.self) { try await phone.sync() }
         #expect(error?.code == .rejected)
@@ -100,7 +100,7 @@ struct OTAEngineTests {
 
     @Test("a message that gets no answer, with no retries left, fails the sync with a SyncClientError")
     func lostAnswerIsASyncClientError() async throws {
-        let front = ScriptedFront(clock: clock)
+        let front = ScriptedFront(sleeper: clock)
         let records = OTADeviceRecords(store: MemoryStore(), account: harness.account)
         let faults = FaultInjectingMiddleware(plan: .scripted([.cutAfterProcessing]))
         let transport = OTAHarness.loopback(to: harness.server.with(front))
@@ -114,7 +114,7 @@ struct OTAEngineTests {
 
     @Test("two sync() calls at once run one after the other: the second sends nothing until the first is done")
     func concurrentSyncsDoNotOverlap() async throws {
-        let front = ScriptedFront(clock: clock, holdFor: .seconds(1))
+        let front = ScriptedFront(sleeper: clock, holdFor: .seconds(1))
         let phone = phone(behind: front)
         try await phone.add(["first name": "Ada"])
         let finished = FinishedCount()

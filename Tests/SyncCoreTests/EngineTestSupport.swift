@@ -48,7 +48,7 @@ struct ScriptedServer {
     let clock: TestClock
 
     init(_ script: [SyncResponse], clock: TestClock) {
-        self.front = ScriptedFront(answering: script, clock: clock)
+        self.front = ScriptedFront(answering: script, sleeper: clock)
         self.clock = clock
     }
 
@@ -63,7 +63,7 @@ struct ScriptedServer {
         let greeter = GreetingService { front.requests.count }
         let loopback = LoopbackTransport(service: greeter.with(front), authenticator: SingleAccountAuthenticator(account: "ada"))
         let transport: any SyncClientTransport = middleware.map { loopback.with($0) } ?? loopback
-        return SyncEndpoint(transport: transport, codecs: CodecSet([LinesCodec()]), retry: retry, clock: clock)
+        return SyncEndpoint(transport: transport, codecs: CodecSet([LinesCodec()]), retry: retry, sleeper: clock)
     }
 }
 

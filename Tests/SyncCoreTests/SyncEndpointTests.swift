@@ -99,7 +99,7 @@ struct SyncEndpointTests {
     @Test("a dropped request and a lost answer are retried; the server saw what reached it")
     func connectionErrorsAreRetried() async throws {
         let service = ScriptedServer([], clock: clock)
-        let faults = FaultInjectingMiddleware(plan: .scripted([.drop, .cutAfterProcessing]), clock: clock)
+        let faults = FaultInjectingMiddleware(plan: .scripted([.drop, .cutAfterProcessing]), sleeper: clock)
         let endpoint = service.endpoint(retry: retry, middleware: faults)
         let answer = Task { try await endpoint.send(endpoint.request(.put, "/items/1"), as: Greeting.self) }
 

@@ -20,7 +20,7 @@ struct LoginThrottleTests {
     func twentyWrongPasswords() async throws {
         let clock = TestClock()
         try await HTTPSyncServer.withRunningServer(
-            service: EchoService(), authenticator: UsersFileAuthenticator(users: Self.users), clock: clock
+            service: EchoService(), authenticator: UsersFileAuthenticator(users: Self.users), sleeper: clock
         ) { baseURL in
             let transport = HTTPClientTransport(baseURL: baseURL)
             func send(_ username: String, _ password: String) async throws -> SyncResponse {
@@ -54,7 +54,7 @@ struct LoginThrottleTests {
     @Test("each lock after the first doubles, up to the cap; a quiet window after the last lock forgets the account")
     func backoffGrowsAndIsCapped() {
         let clock = TestClock()
-        let throttle = LoginThrottle(policy: .standard, clock: clock)
+        let throttle = LoginThrottle(policy: .standard, sleeper: clock)
         for _ in 0..<10 { throttle.recordFailure(user: "ada", address: nil) }
         var locks: [Duration?] = []
         for _ in 0..<6 {
@@ -76,7 +76,7 @@ struct LoginThrottleTests {
     @Test("one address is locked after 30 failures over many accounts; other addresses and a success do not reset it")
     func perAddress() {
         let clock = TestClock()
-        let throttle = LoginThrottle(policy: .standard, clock: clock)
+        let throttle = LoginThrottle(policy: .standard, sleeper: clock)
         for index in 0..<30 { throttle.recordFailure(user: "user\(index)", address: "10.0.0.7") }
         #expect(throttle.lockout(user: "someone", address: "10.0.0.7") == .seconds(60))
         #expect(throttle.lockout(user: "someone", address: "10.0.0.8") == nil)

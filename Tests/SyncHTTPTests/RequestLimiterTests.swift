@@ -41,7 +41,7 @@ struct RequestLimiterTests {
             maxConcurrentRequests: maxConcurrentRequests, requestTimeout: requestTimeout)
         try await HTTPSyncServer.withRunningServer(
             service: service, authenticator: SingleAccountAuthenticator(account: "ada"), configuration: configuration,
-            clock: clock
+            sleeper: clock
         ) { baseURL in
             try await body(HTTPClientTransport(baseURL: baseURL), clock, service)
         }

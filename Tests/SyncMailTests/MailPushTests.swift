@@ -71,7 +71,7 @@ final class MailDevice: Sendable {
     let log: EventLog<MailDataAccessDaemon.Event>
     private let task = Mutex<Task<Void, any Error>?>(nil)
 
-    init(_ name: String, account: IMAPAccount, server: MailPushServer, pollMailboxes: [String] = [], clock: any Clock<Duration> = ContinuousClock(),
+    init(_ name: String, account: IMAPAccount, server: MailPushServer, pollMailboxes: [String] = [], sleeper: any Clock<Duration> = ContinuousClock(),
          store: (any SyncStore)? = nil) async throws {
         let notes = NotesMailbox(account: account, mailbox: "Notes", store: try store ?? SQLiteStore.inMemory(), device: name)
         let archive = NotesMailbox(account: account, mailbox: "Archive", store: try SQLiteStore.inMemory(), device: name)
@@ -80,7 +80,7 @@ final class MailDevice: Sendable {
         daemon = MailDataAccessDaemon(
             account: account, pushServer: server.url, pushAccount: "ada", credentials: .basic(username: "ada", password: "secret"),
             deviceToken: name, transport: transport, codec: JSONCodec(), pushMailboxes: ["Notes"], pollMailboxes: pollMailboxes,
-            pollInterval: .seconds(60), clock: clock, pushConfiguration: .init(reconnect: RetryPolicy(maxAttempts: .max, initialDelay: .milliseconds(100), maxDelay: .seconds(1), jitter: 0, maxElapsed: nil))
+            pollInterval: .seconds(60), sleeper: sleeper, pushConfiguration: .init(reconnect: RetryPolicy(maxAttempts: .max, initialDelay: .milliseconds(100), maxDelay: .seconds(1), jitter: 0, maxElapsed: nil))
         ) { mailbox in
             _ = try await (mailbox == "Archive" ? archive : notes).sync()
         }
@@ -200,7 +200,7 @@ final class MailDevice: Sendable {
         let server = try await MailPushServer.start(queueLength: 1)
         let account = try await TestDovecot.newAccount(push: server.mailEndpoint)
         let clock = TestClock()
-        let b = try await MailDevice("b", account: account, server: server, pollMailboxes: ["Archive"], clock: clock)
+        let b = try await MailDevice("b", account: account, server: server, pollMailboxes: ["Archive"], sleeper: clock)
         try await b.log.wait(for: "B's registration") { if case .registered = $0 { true } else { false } }
         try await b.log.wait(for: "B's first resync") { $0 == .synced(mailbox: "Notes", reason: .resync) }
         try await b.log.wait(for: "B's first Archive poll") { $0 == .synced(mailbox: "Archive", reason: .poll) }

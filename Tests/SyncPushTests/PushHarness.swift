@@ -172,14 +172,14 @@ struct PushDevice: Sendable {
 
     /// A push client monitoring `collections` (the stack's by default) that syncs through this device.
     func pushClient(
-        server: URL, clock: any Clock<Duration> = ContinuousClock(), collections: [CollectionID]? = nil, account: String = "ada"
+        server: URL, sleeper: any Clock<Duration> = ContinuousClock(), collections: [CollectionID]? = nil, account: String = "ada"
     ) -> PushClient {
         let transport = HTTPClientTransport(baseURL: server).with(CredentialsMiddleware(.basic(username: account, password: "secret")))
         let device = self
         return PushClient(
             server: server, credentials: .basic(username: account, password: "secret"), deviceToken: token,
             collections: collections ?? [stack.collection], transport: transport, codec: JSONCodec(),
-            configuration: .init(reconnect: RetryPolicy(maxAttempts: .max, initialDelay: .milliseconds(100), maxDelay: .seconds(1), jitter: 0, maxElapsed: nil), clock: clock)
+            configuration: .init(reconnect: RetryPolicy(maxAttempts: .max, initialDelay: .milliseconds(100), maxDelay: .seconds(1), jitter: 0, maxElapsed: nil), sleeper: sleeper)
         ) { collection in
             try await device.sync(collection)
         }

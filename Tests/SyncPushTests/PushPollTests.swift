@@ -20,7 +20,7 @@ struct PushPollTests {
         let clock = TestClock()
         let a = PushDevice(.appsync, token: "device-a", server: server.url)
         let b = PushDevice(.appsync, token: "device-b", server: server.url)
-        let pushB = b.pushClient(server: server.url, clock: clock)
+        let pushB = b.pushClient(server: server.url, sleeper: clock)
         let log = await EventLog.recording(pushB)
         let run = Task { try await pushB.run() }
         defer { run.cancel() }

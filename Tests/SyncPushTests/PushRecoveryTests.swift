@@ -94,7 +94,7 @@ struct PushRecoveryTests {
         var server = try await PushTestServer.start(store: store, port: port)
         let clock = TestClock()
         let b = PushDevice(.ota, token: "device-b", server: server.url)
-        let pushB = b.pushClient(server: server.url, clock: clock)
+        let pushB = b.pushClient(server: server.url, sleeper: clock)
         let log = await EventLog.recording(pushB)
         let run = Task { try await pushB.run() }
         defer { run.cancel() }
@@ -123,7 +123,7 @@ struct PushRecoveryTests {
         let clock = TestClock()
         let a = PushDevice(.aquasync, token: "device-a", server: server.url)
         let b = PushDevice(.aquasync, token: "device-b", server: server.url)
-        let pushB = b.pushClient(server: server.url, clock: clock)
+        let pushB = b.pushClient(server: server.url, sleeper: clock)
         let log = await EventLog.recording(pushB)
         let run = Task { try await pushB.run() }
         defer { run.cancel() }

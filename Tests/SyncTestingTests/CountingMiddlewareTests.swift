@@ -24,7 +24,7 @@ struct CountingMiddlewareTests {
     @Test func countsFailuresBelowIt() async throws {
         let service = CountingService()
         let counter = CountingMiddleware()
-        let faults = FaultInjectingMiddleware(plan: .scripted([.drop]), clock: TestClock())
+        let faults = FaultInjectingMiddleware(plan: .scripted([.drop]), sleeper: TestClock())
         let transport = loopback(to: service, through: faults).with(counter)
         await #expect(throws: TransportError.self) {
             _ = try await transport.send(SyncRequest(method: .post, path: "/sync", body: [9, 9]))

@@ -8,7 +8,7 @@ struct FaultInjectingMiddlewareTests {
 
     func middleware(_ faults: [TransportFault?], clock: TestClock = TestClock()) -> FaultInjectingMiddleware<TestClock>
     {
-        FaultInjectingMiddleware(plan: .scripted(faults), clock: clock)
+        FaultInjectingMiddleware(plan: .scripted(faults), sleeper: clock)
     }
 
     @Test func noFaultPassesThrough() async throws {
@@ -126,7 +126,7 @@ struct FaultInjectingMiddlewareTests {
 
     @Test func requestsOutsideTheFilterPassUncounted() async throws {
         let faults = FaultInjectingMiddleware(
-            plan: .scripted([.drop]), clock: TestClock(), appliesTo: { $0.path.hasPrefix("/push") })
+            plan: .scripted([.drop]), sleeper: TestClock(), appliesTo: { $0.path.hasPrefix("/push") })
         let transport = loopback(to: service, through: faults)
         let response = try await transport.send(SyncRequest(method: .get, path: "/sync"))
         #expect(response.status == 200)
@@ -141,7 +141,7 @@ struct FaultInjectingMiddlewareTests {
         func run(seed: UInt64) async -> (events: [FaultEvent], counts: FaultCounts, processed: Int) {
             let service = CountingService()
             let faults = FaultInjectingMiddleware(
-                plan: .random(seed: seed, probability: 0.5, faults: kinds), clock: TestClock())
+                plan: .random(seed: seed, probability: 0.5, faults: kinds), sleeper: TestClock())
             let transport = loopback(to: service, through: faults)
             for index in 0..<200 {
                 _ = try? await transport.send(SyncRequest(method: .get, path: "/r\(index)"))

@@ -12,7 +12,7 @@ struct ScriptedFrontTests {
 
     @Test func scriptFirstThenTheServer() async throws {
         let service = CountingService()
-        let front = ScriptedFront(answering: [.text("busy", status: 503), .text("slow", status: 429)], clock: clock)
+        let front = ScriptedFront(answering: [.text("busy", status: 503), .text("slow", status: 429)], sleeper: clock)
         let transport = transport(to: service, through: front)
 
         let statuses = [
@@ -33,7 +33,7 @@ struct ScriptedFrontTests {
 
     @Test func holdingCountsRequestsInsideAtOnce() async throws {
         let service = CountingService()
-        let front = ScriptedFront(clock: clock, holdFor: .seconds(1))
+        let front = ScriptedFront(sleeper: clock, holdFor: .seconds(1))
         let transport = transport(to: service, through: front)
 
         async let first = transport.send(SyncRequest(method: .get, path: "/one"))

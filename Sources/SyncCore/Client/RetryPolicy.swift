@@ -77,14 +77,14 @@ public struct RetryPolicy: Sendable, Hashable {
     /// One attempt: failures surface at once.
     public static let none = RetryPolicy(maxAttempts: 1)
 
-    /// A stopwatch on `clock`: the returned function tells the time since this call, to weigh the
+    /// A stopwatch on `sleeper`: the returned function tells the time since this call, to weigh the
     /// attempts made against ``maxElapsed``.
-    public static func stopwatch(on clock: any Clock<Duration>) -> @Sendable () -> Duration {
-        func start<C: Clock<Duration>>(_ clock: C) -> @Sendable () -> Duration {
-            let start = clock.now
-            return { start.duration(to: clock.now) }
+    public static func stopwatch(on sleeper: any Clock<Duration>) -> @Sendable () -> Duration {
+        func start<C: Clock<Duration>>(_ sleeper: C) -> @Sendable () -> Duration {
+            let start = sleeper.now
+            return { start.duration(to: sleeper.now) }
         }
-        return start(clock)
+        return start(sleeper)
     }
 
     /// The wait before trying again after attempt number `attempt` (1 for the first) failed without an

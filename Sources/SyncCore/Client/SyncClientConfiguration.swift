@@ -44,7 +44,7 @@ public struct SyncClientConfiguration: Sendable {
 extension SyncEndpoint {
     /// The endpoint of a client with `configuration`: its retry policy, slept on its sleeper.
     public init(transport: any SyncClientTransport, codec: any SyncCodec, configuration: SyncClientConfiguration) {
-        self.init(transport: transport, codecs: CodecSet([codec]), retry: configuration.retry, clock: configuration.sleeper)
+        self.init(transport: transport, codecs: CodecSet([codec]), retry: configuration.retry, sleeper: configuration.sleeper)
     }
 }
 

@@ -19,7 +19,7 @@
 /// protocol answers with). A transient failure — no
 /// answer, 429, 503, another 5xx for an idempotent request — is sent again,
 /// unchanged, after the wait ``retry`` gives (or the answer's
-/// ``SyncResponse/retryAfter``), slept on ``clock``; hand it a `TestClock`
+/// ``SyncResponse/retryAfter``), slept on ``sleeper``; hand it a `TestClock`
 /// from `SyncTesting` and a test decides when the wait is over. Anything
 /// else, and the last attempt's failure, is thrown as a ``SyncClientError``.
 /// Cancelling the task stops the waiting and throws `CancellationError`.
@@ -39,22 +39,32 @@ public struct SyncEndpoint: Sendable {
     /// Which failures are retried, and after what wait.
     public let retry: RetryPolicy
     /// The clock the waits between attempts are slept on.
-    public let clock: any Clock<Duration>
+    public let sleeper: any Clock<Duration>
+
+    /// The clock the waits between attempts are slept on.
+    @available(*, deprecated, renamed: "sleeper")
+    public var clock: any Clock<Duration> { sleeper }
 
     /// Makes an endpoint.
     /// - Parameters:
     ///   - transport: How requests reach the service (with credentials and other middleware).
     ///   - codecs: The codecs answers are read with; the first encodes request bodies.
     ///   - retry: Which failures are retried, and after what wait.
-    ///   - clock: The clock the waits are slept on: a test passes a `TestClock`.
+    ///   - sleeper: The clock the waits are slept on: a test passes a `TestClock`.
     public init(
         transport: any SyncClientTransport, codecs: CodecSet, retry: RetryPolicy = .default,
-        clock: any Clock<Duration> = ContinuousClock()
+        sleeper: any Clock<Duration> = ContinuousClock()
     ) {
         self.transport = transport
         self.codecs = codecs
         self.retry = retry
-        self.clock = clock
+        self.sleeper = sleeper
+    }
+
+    /// Makes an endpoint whose waits are slept on `clock`.
+    @available(*, deprecated, renamed: "init(transport:codecs:retry:sleeper:)")
+    public init(transport: any SyncClientTransport, codecs: CodecSet, retry: RetryPolicy = .default, clock: any Clock<Duration>) {
+        self.init(transport: transport, codecs: codecs, retry: retry, sleeper: clock)
     }
 
     // MARK: Requests
@@ -95,7 +105,7 @@ public struct SyncEndpoint: Sendable {
         let idempotent = idempotent ?? request.method.isIdempotent
         var random = SystemRandomNumberGenerator()
         var attempt = 1
-        let elapsed = RetryPolicy.stopwatch(on: clock)
+        let elapsed = RetryPolicy.stopwatch(on: sleeper)
         while true {
             let outcome: Result<SyncResponse, TransportError>
             do {
@@ -132,7 +142,7 @@ public struct SyncEndpoint: Sendable {
                     Self.code(for: error), "\(Self.describe(request)): \(error.message)\(Self.attemptsNote(attempt))",
                     underlying: error)
             }
-            try await clock.sleep(for: wait)
+            try await sleeper.sleep(for: wait)
             attempt += 1
         }
     }
