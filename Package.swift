@@ -28,6 +28,7 @@ let package = Package(
         .library(name: "AppSync", targets: ["AppSync"]),
         .library(name: "OTASync", targets: ["OTASync"]),
         .library(name: "SyncPush", targets: ["SyncPush"]),
+        .library(name: "SyncConsole", targets: ["SyncConsole"]),
         .library(name: "FileSync", targets: ["FileSync"]),
         .library(name: "SyncIMAP", targets: ["SyncIMAP"]),
         .library(name: "SyncMail", targets: ["SyncMail"]),
@@ -163,6 +164,15 @@ let package = Package(
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             ]),
 
+        // MARK: The operator console `anchorage serve --console` shows: its JSON API, and its page compiled in
+        .target(
+            name: "SyncConsole",
+            dependencies: [
+                "SyncCore", "SyncHTTPServer", "SyncPush",
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+            ],
+            resources: [.embedInCode("Assets")]),
+
         // MARK: File sync: a WebDAV client and a local folder kept in sync through the journal
         .target(
             name: "FileSync",
@@ -198,7 +208,7 @@ let package = Package(
             dependencies: [
                 "SyncCore", "SyncJSON", "SyncXMLPlist", "SyncBinaryPlist", "SyncMessagePack", "SyncHTTP",
                 "SyncHTTPClient", "SyncHTTPServer", "SyncSQLite", "SyncPostgres", "Aquasync", "AppSync", "OTASync",
-                "SyncSamples", "SyncPush", "FileSync", "SyncIMAP", "SyncMail", "SyncMailPush",
+                "SyncSamples", "SyncPush", "SyncConsole", "FileSync", "SyncIMAP", "SyncMail", "SyncMailPush",
                 .product(name: "PostgresNIO", package: "postgres-nio"),
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
@@ -256,6 +266,13 @@ let package = Package(
             name: "CodecConversionTests",
             dependencies: [
                 "SyncCore", "SyncTesting", "SyncJSON", "SyncXMLPlist", "SyncBinaryPlist", "SyncMessagePack", "anchorage",
+            ]),
+        .testTarget(
+            name: "ConsoleTests",
+            dependencies: [
+                "SyncCore", "SyncConsole", "SyncHTTPServer", "SyncHTTPClient", "SyncTesting", "anchorage", "TestSupport",
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
+                .product(name: "NIOCore", package: "swift-nio"), .product(name: "NIOHTTP1", package: "swift-nio"),
             ]),
         .testTarget(
             name: "CommandLineTests",

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Installs the system packages Anchorage builds and tests with, when they are missing.
-# Usage: scripts/install-deps.sh [--postgres] [--python] [--nginx] [--apache] [--dovecot]
+# Usage: scripts/install-deps.sh [--postgres] [--python] [--nginx] [--apache] [--dovecot] [--browser]
 set -euo pipefail
 
 # openssl makes the certificate authority and server certificate the HTTPS tests use.
@@ -15,6 +15,8 @@ for arg in "$@"; do
         --apache) packages+=(apache2) ;;
         # The IMAP server of the mail tests (scripts/with-dovecot.sh).
         --dovecot) packages+=(dovecot-imapd) ;;
+        # Headless Chromium, its WebDriver and Selenium: the operator console's browser tests (Tests/Browser).
+        --browser) packages+=(chromium chromium-driver python3-selenium) ;;
         --python) want_python=1 ;;
     esac
 done

@@ -104,6 +104,8 @@ public struct HTTPSyncServer: ApplicationProtocol {
     public let limiter: RequestLimiter?
     /// `/health`, `/ready`, `/metrics` and the request metrics.
     public let observability: ServerObservability
+    /// Fixed files answered without credentials (the operator console's page).
+    public let pages: [StaticPage]
 
     /// Makes a server; it starts listening when run.
     /// - Parameters:
@@ -114,6 +116,7 @@ public struct HTTPSyncServer: ApplicationProtocol {
     ///   - onRunning: Called once the server listens, with the port it is bound to.
     ///   - sleeper: The time the login throttle and the request timeout go by (a `TestClock` in tests).
     ///   - observability: The readiness check, the `/metrics` registry and where request metrics go.
+    ///   - pages: Fixed files answered without credentials (``StaticPage``).
     /// - Precondition: `configuration.maxRequestBytes` is not negative.
     public init(
         service: any SyncService,
@@ -122,9 +125,11 @@ public struct HTTPSyncServer: ApplicationProtocol {
         logger: Logger = Logger(label: "anchorage.http"),
         onRunning: (@Sendable (_ port: Int) async -> Void)? = nil,
         sleeper: any Clock<Duration> = ContinuousClock(),
-        observability: ServerObservability = ServerObservability()
+        observability: ServerObservability = ServerObservability(),
+        pages: [StaticPage] = []
     ) {
         precondition(configuration.maxRequestBytes >= 0, "maxRequestBytes must not be negative")
+        self.pages = pages
         self.observability = observability
         self.service = service
         self.authenticator = authenticator
@@ -161,7 +166,7 @@ public struct HTTPSyncServer: ApplicationProtocol {
         SyncServiceResponder(
             service: service, authenticator: authenticator, maxRequestBytes: serverConfiguration.maxRequestBytes,
             logger: logger, loginThrottle: loginThrottle, limiter: limiter, observability: observability,
-            compressAbove: serverConfiguration.compressAbove)
+            compressAbove: serverConfiguration.compressAbove, pages: pages)
     }
 
     /// Hummingbird's configuration, made from ``serverConfiguration``: the address, and at

@@ -36,6 +36,8 @@ public struct ServerObservability: Sendable {
     public var metricsFactory: (any MetricsFactory)?
     /// The `stack` label of each path prefix (the longest matching prefix wins); others are `other`.
     public var stacks: [String: String]
+    /// Where every counted request is also recorded a second at a time (the operator console reads it); `nil` for nowhere.
+    public var loadHistory: LoadHistory?
 
     /// Makes the observability of a server.
     /// - Parameters:
@@ -43,10 +45,13 @@ public struct ServerObservability: Sendable {
     ///   - prometheus: The registry `GET /metrics` exposes, or `nil` for no `/metrics`.
     ///   - metricsFactory: Where request metrics go; `nil` for swift-metrics' global factory.
     ///   - stacks: The `stack` label of each path prefix.
+    ///   - loadHistory: Where every counted request is also recorded a second at a time, or `nil`.
     public init(
         readiness: (@Sendable () async throws -> Void)? = nil, prometheus: PrometheusCollectorRegistry? = nil,
-        metricsFactory: (any MetricsFactory)? = nil, stacks: [String: String] = Self.standardStacks
+        metricsFactory: (any MetricsFactory)? = nil, stacks: [String: String] = Self.standardStacks,
+        loadHistory: LoadHistory? = nil
     ) {
+        self.loadHistory = loadHistory
         self.readiness = readiness
         self.prometheus = prometheus
         self.metricsFactory = metricsFactory
@@ -83,14 +88,16 @@ public struct ServerObservability: Sendable {
 struct RequestMetrics {
     let stack: String
     let factory: any MetricsFactory
+    let history: LoadHistory?
     let start = ContinuousClock.now
 
     private var inFlight: Meter { Meter(label: "anchorage_http_requests_in_flight", factory: factory) }
 
     /// Counts the request in flight; call ``finish(status:)`` once it is answered.
-    init(stack: String, factory: any MetricsFactory) {
+    init(stack: String, factory: any MetricsFactory, history: LoadHistory? = nil) {
         self.stack = stack
         self.factory = factory
+        self.history = history
         inFlight.increment()
     }
 
@@ -100,6 +107,7 @@ struct RequestMetrics {
         Counter(label: "anchorage_http_requests_total", dimensions: [("stack", stack), ("status", String(status))], factory: factory)
             .increment()
         let elapsed = ContinuousClock.now - start
+        history?.record(stack: stack, status: status, duration: elapsed)
         let (seconds, attoseconds) = elapsed.components
         CoreMetrics.Timer(label: "anchorage_http_request_duration_seconds", dimensions: [("stack", stack)], factory: factory)
             .recordNanoseconds(seconds * 1_000_000_000 + attoseconds / 1_000_000_000)

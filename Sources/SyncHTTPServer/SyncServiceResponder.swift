@@ -24,7 +24,8 @@ import SyncHTTP
 ///
 /// Three paths it answers itself, before all that and without credentials
 /// (see ``ServerObservability``): `GET /health`, `GET /ready` and, when
-/// ``ServerObservability/prometheus`` is set, `GET /metrics`. Every other
+/// ``ServerObservability/prometheus`` is set, `GET /metrics`; and so the
+/// ``pages`` (``StaticPage``), which hold no data. Every other
 /// request is counted in the request metrics and answered with `X-Request-ID`.
 ///
 /// With a ``limiter``, a request beyond ``RequestLimiter/maxConcurrentRequests``
@@ -62,6 +63,8 @@ public struct SyncServiceResponder<Context>: HTTPResponder {
     /// The smallest answer body sent compressed (gzip, else deflate) to a client whose `Accept-Encoding`
     /// takes it; `nil` never compresses.
     public let compressAbove: Int?
+    /// Fixed files answered to `GET` and `HEAD` without credentials, by path.
+    public let pages: [String: StaticPage]
 
     /// Makes a responder.
     /// - Precondition: `maxRequestBytes` is not negative.
@@ -69,9 +72,10 @@ public struct SyncServiceResponder<Context>: HTTPResponder {
         service: any SyncService, authenticator: any SyncAuthenticator, maxRequestBytes: Int = 64 << 20,
         logger: Logger = Logger(label: "anchorage.http"), loginThrottle: LoginThrottle? = nil,
         limiter: RequestLimiter? = nil, observability: ServerObservability = ServerObservability(),
-        compressAbove: Int? = 1_024
+        compressAbove: Int? = 1_024, pages: [StaticPage] = []
     ) {
         precondition(maxRequestBytes >= 0, "maxRequestBytes must not be negative")
+        self.pages = Dictionary(pages.map { ($0.path, $0) }, uniquingKeysWith: { _, last in last })
         self.service = service
         self.authenticator = authenticator
         self.maxRequestBytes = maxRequestBytes
@@ -90,6 +94,7 @@ public struct SyncServiceResponder<Context>: HTTPResponder {
     public func respond(to request: Request, context: Context) async throws -> Response {
         let path = Self.pathWithoutQuery(of: request)
         if let probe = await probeAnswer(request, path: path) { return probe }
+        if let page = pageAnswer(request, path: path) { return page }
         let address = (context as? any RemoteAddressRequestContext)?.remoteAddress?.ipAddress
         let answer = await answerCounted(request, address: address, upgrade: nil)
         var response = Self.httpResponse(
@@ -142,7 +147,8 @@ public struct SyncServiceResponder<Context>: HTTPResponder {
     ) async -> (response: SyncResponse, account: AccountID?, requestID: String) {
         let path = Self.pathWithoutQuery(of: request)
         let requestID = RequestID.id(fromClient: request.headers[HeaderFieldNames.requestID])
-        let metrics = RequestMetrics(stack: observability.stack(of: path), factory: observability.factory)
+        let metrics = RequestMetrics(
+            stack: observability.stack(of: path), factory: observability.factory, history: observability.loadHistory)
         let (response, account) = await RequestID.$current.withValue(requestID) {
             await respondLogged(to: request, address: address, upgrade: upgrade)
         }
@@ -176,6 +182,26 @@ public struct SyncServiceResponder<Context>: HTTPResponder {
         default:
             return nil
         }
+    }
+
+    /// The answer to `GET` or `HEAD` of one of the ``pages``, or `nil` for any other request.
+    private func pageAnswer(_ request: Request, path: Substring) -> Response? {
+        guard request.method == .get || request.method == .head, let page = pages[String(path)] else { return nil }
+        var headers: HTTPFields = [
+            .contentType: page.contentType, .cacheControl: "no-cache", .contentSecurityPolicy: page.contentSecurityPolicy,
+            .xContentTypeOptions: "nosniff", .xFrameOptions: "DENY", .referrerPolicy: "no-referrer",
+        ]
+        var body = page.body
+        if let compressAbove, body.count >= compressAbove {
+            headers[.vary] = "Accept-Encoding"
+            if let coding = ContentCoding.preferred(acceptEncoding: request.headers[.acceptEncoding]),
+                let compressed = try? coding.compress(body), compressed.count < body.count
+            {
+                headers[.contentEncoding] = coding.rawValue
+                body = compressed
+            }
+        }
+        return Response(status: .ok, headers: headers, body: ResponseBody(byteBuffer: ByteBuffer(bytes: body)))
     }
 
     /// Answers one request and logs it.
@@ -297,4 +323,11 @@ private enum HeaderFieldNames {
     static let requestID = HTTPFields.Element.Name(RequestID.header)!
     /// `X-Device-Token` (``SyncCore/SyncRequest/device``).
     static let deviceToken = HTTPFields.Element.Name("X-Device-Token")!
+}
+
+extension HTTPField.Name {
+    /// `X-Frame-Options`.
+    fileprivate static let xFrameOptions = HTTPField.Name("X-Frame-Options")!
+    /// `Referrer-Policy`.
+    fileprivate static let referrerPolicy = HTTPField.Name("Referrer-Policy")!
 }

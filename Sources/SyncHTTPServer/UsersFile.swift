@@ -12,10 +12,14 @@ import SyncHTTP
 /// ada:pbkdf2-sha256:210000:q8x0…==:Yk3v…=
 /// # account:token-sha256:<SHA-256 of the token, hex>
 /// ada:token-sha256:9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08
+/// # account:role:operator — may open the operator console
+/// ada:role:operator
 /// ```
 /// Passwords are kept as PBKDF2-HMAC-SHA256 keys with a random 16-byte salt;
 /// tokens as their SHA-256 (a token is random and long, so a fast hash is
-/// enough). An account may have several passwords and tokens.
+/// enough). An account may have several passwords and tokens. A role line
+/// proves nothing by itself: it grants a right to an account that signs in
+/// with one of its passwords or tokens.
 ///
 /// ```swift
 /// var users = try UsersFile.load(from: url)
@@ -29,13 +33,27 @@ public struct UsersFile: Sendable, Hashable {
         case password(account: AccountID, iterations: Int, salt: [UInt8], key: [UInt8])
         /// A bearer token, as the SHA-256 of its UTF-8 bytes.
         case token(account: AccountID, sha256: [UInt8])
+        /// A right granted to the account (``Role``); it proves nothing by itself.
+        case role(account: AccountID, role: Role)
 
-        /// The account the entry proves.
+        /// The account the entry proves, or is granted to.
         public var account: AccountID {
             switch self {
-            case .password(let account, _, _, _), .token(let account, _): account
+            case .password(let account, _, _, _), .token(let account, _), .role(let account, _): account
             }
         }
+
+        /// Whether the entry is a secret the account signs in with (a password or a token).
+        public var isSecret: Bool {
+            if case .role = self { return false }
+            return true
+        }
+    }
+
+    /// A right an account may hold beyond syncing its own data.
+    public enum Role: String, Sendable, Hashable, CaseIterable {
+        /// May open the operator console (`anchorage serve --console`), which shows every account's data.
+        case `operator`
     }
 
     /// The entries, in file order.
@@ -91,8 +109,13 @@ public struct UsersFile: Sendable, Hashable {
                     throw UsersFileError(line: lineNumber, "expected account:token-sha256:<64 hex digits>")
                 }
                 entries.append(.token(account: account, sha256: digest))
+            case "role":
+                guard parts.count == 3, let role = Role(rawValue: parts[2]) else {
+                    throw UsersFileError(line: lineNumber, "expected account:role:operator")
+                }
+                entries.append(.role(account: account, role: role))
             default:
-                throw UsersFileError(line: lineNumber, "unknown kind '\(parts[1])': use pbkdf2-sha256 or token-sha256")
+                throw UsersFileError(line: lineNumber, "unknown kind '\(parts[1])': use pbkdf2-sha256, token-sha256 or role")
             }
         }
         return UsersFile(entries: entries)
@@ -129,6 +152,28 @@ public struct UsersFile: Sendable, Hashable {
         return copy
     }
 
+    /// The file with `role` granted to `account` (once, however often it is granted).
+    /// - Throws: ``UsersFileError`` for an invalid account name.
+    public func granting(_ role: Role, to account: AccountID) throws(UsersFileError) -> UsersFile {
+        guard Self.isValidAccountName(account.rawValue) else {
+            throw UsersFileError(line: 0, "'\(account)' is not an account name: use letters, digits, '.', '-', '_', '@'")
+        }
+        guard !has(role, account) else { return self }
+        var copy = self
+        copy.entries.append(.role(account: account, role: role))
+        return copy
+    }
+
+    /// The file without `role` for `account`; its passwords and tokens stay.
+    public func withdrawing(_ role: Role, from account: AccountID) -> UsersFile {
+        UsersFile(entries: entries.filter { $0 != .role(account: account, role: role) })
+    }
+
+    /// Whether `account` holds `role`.
+    public func has(_ role: Role, _ account: AccountID) -> Bool {
+        entries.contains(.role(account: account, role: role))
+    }
+
     /// The file without any entry of `account`.
     public func removing(account: AccountID) -> UsersFile {
         UsersFile(entries: entries.filter { $0.account != account })
@@ -142,7 +187,7 @@ public struct UsersFile: Sendable, Hashable {
         })
     }
 
-    /// The accounts that have at least one entry, sorted.
+    /// The accounts that have at least one entry, sorted (an account with only a role among them).
     public var accounts: [AccountID] { Set(entries.map(\.account)).sorted() }
 
     /// The file's text.
@@ -154,6 +199,8 @@ public struct UsersFile: Sendable, Hashable {
                 text += "\(account):pbkdf2-sha256:\(iterations):\(Data(salt).base64EncodedString()):\(Data(key).base64EncodedString())\n"
             case .token(let account, let digest):
                 text += "\(account):token-sha256:\(Self.hex(digest))\n"
+            case .role(let account, let role):
+                text += "\(account):role:\(role.rawValue)\n"
             }
         }
         return text

@@ -55,7 +55,19 @@ public final class UsersFileAuthenticator: SyncAuthenticator {
     }
 
     /// Whether any account can sign in now.
-    public var hasAccounts: Bool { state.withLock { !$0.users.entries.isEmpty } }
+    public var hasAccounts: Bool { state.withLock { $0.users.entries.contains(where: \.isSecret) } }
+
+    /// Whether `account` holds `role` now (the file is read again first when it has changed).
+    public func account(_ account: AccountID, has role: UsersFile.Role) -> Bool {
+        reloadIfChanged()
+        return state.withLock { $0.users.has(role, account) }
+    }
+
+    /// The accounts of the file now, sorted (the file is read again first when it has changed).
+    public var accounts: [AccountID] {
+        reloadIfChanged()
+        return state.withLock { $0.users.accounts }
+    }
 
     /// Reads the file again now (a missing file means no accounts).
     /// - Throws: ``UsersFileError``; the old users stay in force then.

@@ -28,12 +28,16 @@ public struct PushHTTPServer: ApplicationProtocol {
     public let push: PushServer
     /// Where the push server is mounted in the base server's router.
     public let mountPath: String
+    /// Services that run beside the push server for the server's life (the console's sampling).
+    public let companions: [any Service]
 
     /// Serves `base`, with `push` mounted at `mountPath` in its router.
-    public init(_ base: HTTPSyncServer, push: PushServer, mountPath: String = "/push") {
+    /// - Parameter companions: Services run beside the push server, started and stopped with the server.
+    public init(_ base: HTTPSyncServer, push: PushServer, mountPath: String = "/push", companions: [any Service] = []) {
         self.base = base
         self.push = push
         self.mountPath = mountPath
+        self.companions = companions
     }
 
     /// The base server's responder.
@@ -42,8 +46,8 @@ public struct PushHTTPServer: ApplicationProtocol {
     public var configuration: ApplicationConfiguration { base.configuration }
     /// The base server's logger.
     public var logger: Logger { base.logger }
-    /// The push server's listener.
-    public var services: [any Service] { [push] }
+    /// The push server's listener, and the ``companions``.
+    public var services: [any Service] { [push] + companions }
     /// Waits for the push server to listen before accepting connections.
     public var processesRunBeforeServerStart: [@Sendable () async throws -> Void] {
         [{ [push] in await push.waitUntilListening() }]

@@ -229,6 +229,17 @@ package actor PushHub {
     package func queued(_ key: Key) -> Int { devices[key]?.queue.count ?? 0 }
 
     /// How many devices are registered and how many connected.
+    /// What the hub knows of each registered device of `account`, sorted by device.
+    func statuses(of account: AccountID) -> [PushDeviceStatus] {
+        (devicesByAccount[account] ?? []).sorted().compactMap { name in
+            devices[Key(account: account, device: name)].map { device in
+                PushDeviceStatus(
+                    device: name, collections: device.tokens.keys.sorted(), isConnected: device.connection != nil,
+                    queued: device.queue.count)
+            }
+        }
+    }
+
     func counts() -> (registered: Int, connected: Int) {
         (devices.count, devices.values.count { $0.connection != nil })
     }

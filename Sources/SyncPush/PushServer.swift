@@ -160,6 +160,12 @@ public final class PushServer: SyncService, Service {
         await hub.announce(change)
     }
 
+    /// The registered devices of `account`, sorted by device token: what they monitor, whether a
+    /// stream is open, and how many notifications are kept for them.
+    public func deviceStatuses(of account: AccountID) async -> [PushDeviceStatus] {
+        await hub.statuses(of: account)
+    }
+
     /// How many devices are registered, and how many are connected now.
     public func deviceCounts() async -> (registered: Int, connected: Int) {
         await hub.counts()
@@ -267,4 +273,24 @@ public struct PushDeviceMiddleware: SyncRequestAdjuster {
     public init(deviceToken: String) { self.deviceToken = deviceToken }
     /// Sets the request's device.
     public func adjust(_ request: inout SyncRequest) { request.device = deviceToken }
+}
+
+/// A registered push device as the push server sees it now (``PushServer/deviceStatuses(of:)``).
+public struct PushDeviceStatus: Sendable, Hashable {
+    /// The device's token (the `X-Device-Token` its sync requests carry).
+    public var device: String
+    /// The collections it monitors, sorted.
+    public var collections: [CollectionID]
+    /// Whether its stream is open now.
+    public var isConnected: Bool
+    /// The notifications kept for it (at most the queue length): what a reconnecting device is sent after its last one.
+    public var queued: Int
+
+    /// Makes a status.
+    public init(device: String, collections: [CollectionID], isConnected: Bool, queued: Int) {
+        self.device = device
+        self.collections = collections
+        self.isConnected = isConnected
+        self.queued = queued
+    }
 }

@@ -5,6 +5,7 @@ import Foundation
 import Hummingbird
 import Logging
 import OTASync
+import SyncConsole
 import SyncCore
 import SyncHTTP
 import SyncHTTPServer
@@ -189,6 +190,9 @@ struct Serve: AsyncParsableCommand {
     @Flag(inversion: .prefixedNo, help: "Serve GET /metrics (Prometheus text format, without credentials).")
     var metrics = true
 
+    @Flag(help: "Serve the operator console at /console (operators only: anchorage users operator NAME). See docs/console.md.")
+    var console = false
+
     /// Refuses an OTA message limit the server would silently raise.
     func validate() throws {
         guard otaMaxMessageBytes >= 4_096 else { throw ValidationError("--ota-max-message-bytes must be at least 4096") }
@@ -269,8 +273,23 @@ struct Serve: AsyncParsableCommand {
             pushConfiguration.streamPingInterval = .seconds(pushPingInterval)
             let push = PushServer(
                 store: notifyingStore, codecs: CodecChoice.allCodecs, configuration: pushConfiguration, logger: logger)
+            let routed = router.mounting(push, at: "/push")
+            var service: any SyncService = routed.with(push.writerMiddleware)
+            var consoleService: ConsoleService?
+            let loadHistory = console ? LoadHistory() : nil
+            if let loadHistory {
+                guard let browsable = unmeteredStore as? any BrowsableStore else {
+                    throw failure("the store \(store) cannot be browsed, which the console needs", code: 70)
+                }
+                let activity = DeviceActivity(codecs: CodecChoice.allCodecs)
+                let consoleAPI = ConsoleService(
+                    store: browsable, codecs: CodecChoice.allCodecs, activity: activity, history: loadHistory, push: push,
+                    users: authenticator)
+                consoleService = consoleAPI
+                service = routed.mounting(consoleAPI, at: "/console/api").with(push.writerMiddleware).with(activity.middleware)
+            }
             let server = HTTPSyncServer(
-                service: router.mounting(push, at: "/push").with(push.writerMiddleware), authenticator: authenticator,
+                service: service, authenticator: authenticator,
                 configuration: .init(
                     host: host, port: port, maxRequestBytes: maxRequestBytes, maxConcurrentRequests: maxConnections,
                     requestTimeout: Self.limit(seconds: Double(requestTimeout)),
@@ -281,12 +300,14 @@ struct Serve: AsyncParsableCommand {
                             maxFailuresPerAddress: loginFailuresPerAddress == 0 ? nil : loginFailuresPerAddress),
                     tls: tls, connections: connections, compressAbove: compressAbove == 0 ? nil : compressAbove),
                 logger: logger,
-                onRunning: { [host, store] port in
-                    FileHandle.standardOutput.write(Data("anchorage \(AnchorageVersion.current) serving on \(tls == nil ? "http" : "https")://\(host):\(port) (store \(store); Aquasync at /deltas, appSync at /rest, OTA at /ota, push at /push)\n".utf8))
+                onRunning: { [host, store, consoleService] port in
+                    FileHandle.standardOutput.write(Data("anchorage \(AnchorageVersion.current) serving on \(tls == nil ? "http" : "https")://\(host):\(port) (store \(store); Aquasync at /deltas, appSync at /rest, OTA at /ota, push at /push\(consoleService == nil ? "" : ", console at /console"))\n".utf8))
                 },
                 observability: ServerObservability(
-                    readiness: ServerObservability.storeReadiness(unmeteredStore), prometheus: metrics ? registry : nil))
-            try await PushHTTPServer(server, push: push).runService()
+                    readiness: ServerObservability.storeReadiness(unmeteredStore), prometheus: metrics ? registry : nil,
+                    loadHistory: loadHistory),
+                pages: consoleService == nil ? [] : ConsoleService.pages)
+            try await PushHTTPServer(server, push: push, companions: consoleService.map { [$0] } ?? []).runService()
         }
     }
 }

@@ -7,7 +7,7 @@ import SyncHTTPServer
 struct Users: ParsableCommand {
     static let configuration = CommandConfiguration(
         abstract: "Manage the users file: accounts with salted password hashes and bearer tokens.",
-        subcommands: [Add.self, Remove.self, Revoke.self, List.self]
+        subcommands: [Add.self, Remove.self, Revoke.self, Operator.self, List.self]
     )
 
     struct FileOption: ParsableArguments {
@@ -51,8 +51,12 @@ struct Users: ParsableCommand {
         @Option(help: "PBKDF2 iterations for the password hash.")
         var iterations = UsersFile.defaultIterations
 
+        @Flag(name: .customLong("operator"), help: "Also let the account open the operator console (serve --console).")
+        var isOperator = false
+
         func run() throws {
             var users = try file.load()
+            if isOperator { users = try users.granting(.operator, to: AccountID(account)) }
             if let token {
                 users = try users.addingToken(account: AccountID(account), token: token)
             } else {
@@ -103,13 +107,40 @@ struct Users: ParsableCommand {
         }
     }
 
+    struct Operator: ParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Let an account open the operator console, or with --remove no longer.",
+            discussion: """
+                The operator console (`anchorage serve --console`) shows every account's devices and records, \
+                so only accounts marked as operators may open it; others get 403. A running server reads the \
+                file again when it changes.
+                """)
+
+        @Argument(help: "The account name.")
+        var account: String
+
+        @OptionGroup var file: FileOption
+
+        @Flag(help: "Withdraw the right instead of granting it.")
+        var remove = false
+
+        func run() throws {
+            let users = try file.load(requiring: account)
+            let changed =
+                remove ? users.withdrawing(.operator, from: AccountID(account)) : try users.granting(.operator, to: AccountID(account))
+            if changed != users { try changed.write(to: file.url) }
+            print("\(account) \(remove ? "is not" : "is") an operator in \(file.path)")
+        }
+    }
+
     struct List: ParsableCommand {
-        static let configuration = CommandConfiguration(abstract: "List the accounts.")
+        static let configuration = CommandConfiguration(abstract: "List the accounts; operators are marked.")
 
         @OptionGroup var file: FileOption
 
         func run() throws {
-            for account in try file.load().accounts { print(account) }
+            let users = try file.load()
+            for account in users.accounts { print(users.has(.operator, account) ? "\(account) (operator)" : "\(account)") }
         }
     }
 }

@@ -25,7 +25,7 @@ import Synchronization
 /// let batch = try await store.changes(for: "ada", after: .start, in: nil, limit: 100)
 /// ```
 public actor MemoryStore: ChangeNotifyingStore, PositionTellingStore {
-    private var accounts: [AccountID: MemoryAccountState] = [:]
+    private(set) var accounts: [AccountID: MemoryAccountState] = [:]
     /// Announces each commit that writes records.
     private nonisolated let announcer = StoreChangeBroadcaster()
     private var lastPosition: UInt64 = 0
