@@ -3,7 +3,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-scripts/install-deps.sh --python --postgres --nginx --apache --dovecot
+scripts/install-deps.sh --python --postgres --nginx --apache --dovecot --browser
 
 swift build --build-tests 2>&1 | tee .build-log.txt
 # Our own targets must build without warnings (dependencies' warnings are theirs).

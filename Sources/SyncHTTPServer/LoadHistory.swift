@@ -2,7 +2,7 @@ public import FoundationEssentials
 import Synchronization
 
 /// What a server did in each of the last minutes, a second at a time: requests, syncs, errors, the
-/// 50th and 99th percentile of their durations, and a gauge (open push connections) — what the
+/// 50th and 99th percentile of the syncs' durations, and a gauge (open push connections) — what the
 /// operator console draws.
 ///
 /// The responder records every request it counts (``record(stack:status:duration:)``); recording is a
@@ -26,9 +26,9 @@ public final class LoadHistory: Sendable {
         public var syncs: Int
         /// Requests answered with a status of 500 or more among them.
         public var errors: Int
-        /// The median duration of the second's requests in milliseconds; `nil` when there were none.
+        /// The median duration of the second's syncs in milliseconds; `nil` when there were none.
         public var p50: Double?
-        /// The 99th percentile of the second's request durations in milliseconds; `nil` when there were none.
+        /// The 99th percentile of the second's sync durations in milliseconds; `nil` when there were none.
         public var p99: Double?
         /// The gauge's value in that second (``note(gauge:)``), `nil` when nobody set it.
         public var gauge: Int?
@@ -68,9 +68,11 @@ public final class LoadHistory: Sendable {
             let index = Int(second.remainderReportingOverflow(dividingBy: Int64(capacity)).partialValue.magnitude)
             if slots[index].second != second { slots[index] = Slot(second: second) }
             slots[index].requests += 1
-            if isSync { slots[index].syncs += 1 }
             if status >= 500 { slots[index].errors += 1 }
-            slots[index].durations[bucket, default: 0] += 1
+            if isSync {
+                slots[index].syncs += 1
+                slots[index].durations[bucket, default: 0] += 1
+            }
         }
     }
 
@@ -107,13 +109,13 @@ public final class LoadHistory: Sendable {
         var syncs = 0
         var errors = 0
         var gauge: Int?
-        /// Request counts by duration bucket (``LoadHistory/bucket(milliseconds:)``).
+        /// Sync counts by duration bucket (``LoadHistory/bucket(milliseconds:)``).
         var durations: [Int: Int] = [:]
 
-        /// The duration below which `fraction` of the second's requests took, in milliseconds.
+        /// The duration below which `fraction` of the second's syncs took, in milliseconds.
         func percentile(_ fraction: Double) -> Double? {
-            guard requests > 0 else { return nil }
-            let rank = max(1, Int((Double(requests) * fraction).rounded(.up)))
+            guard syncs > 0 else { return nil }
+            let rank = max(1, Int((Double(syncs) * fraction).rounded(.up)))
             var seen = 0
             for bucket in durations.keys.sorted() {
                 seen += durations[bucket] ?? 0

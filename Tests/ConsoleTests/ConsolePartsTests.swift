@@ -17,7 +17,7 @@ struct ConsolePartsTests {
         func advance(_ by: Double) { seconds.withLock { $0 += by } }
     }
 
-    @Test("the load history counts each second's requests, syncs and errors, and its percentiles are within 10 %")
+    @Test("the load history counts each second's requests, syncs and errors; the syncs' percentiles are within 10 %")
     func loadHistoryCountsSeconds() {
         let hands = Hands()
         let history = LoadHistory(capacity: 5, now: { hands.now })
