@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Checks docs/openapi.yaml against a live `anchorage serve`: validates the description, starts a
 # server on a memory store with a fresh users file, and fuzzes every operation with schemathesis
-# (at least 200 generated requests each). Fails on any 5xx, and on any status, content type or
+# (at least 200 generated requests each), the operator console included (the checker is an operator). Fails on any 5xx, and on any status, content type or
 # body the description does not allow.
 # Usage: scripts/check-openapi.sh [--examples N] [extra schemathesis options...]
 # Needs the built tool (`swift build`); installs its Python tools in .build/openapi-venv.
@@ -47,10 +47,10 @@ cleanup() {
 trap cleanup EXIT
 
 password="openapi-$RANDOM$RANDOM"
-echo "$password" | "$tool" users add checker --file "$work/users.txt" --iterations 1000 >/dev/null
+echo "$password" | "$tool" users add checker --operator --file "$work/users.txt" --iterations 1000 >/dev/null
 "$tool" users add checker --file "$work/users.txt" --token "token-$RANDOM$RANDOM" >/dev/null
 
-"$tool" serve --host 127.0.0.1 --port 0 --store memory --users "$work/users.txt" --log-level error \
+"$tool" serve --host 127.0.0.1 --port 0 --store memory --users "$work/users.txt" --log-level error --console \
     > "$work/serve.out" 2> "$work/serve.err" &
 server_pid=$!
 url=""
