@@ -63,6 +63,11 @@ struct Serve: AsyncParsableCommand {
             it prints a warning, since passwords and records would cross the network readable. See \
             docs/deploying.md for making a certificate and trusting it on devices (`anchorage sync --ca-file`).
 
+            With --console the server also serves the operator console at /console: a web page showing \
+            accounts, their devices, collections and records, and the live load, read-only, for accounts the \
+            users file marks as operators (`anchorage users add NAME --operator`; others get 403). See \
+            docs/console.md.
+
             Stops on SIGINT or SIGTERM after finishing the requests in flight.
             """
     )

@@ -16,7 +16,7 @@ struct ConsoleCommandTests {
     static let userPassword = "console-user-password"
 
     /// A console server on a SQLite store in `folder`, with the operator `op` and the account `ada`.
-    static func serve(_ tool: AnchorageTool, in folder: TemporaryFolder, console: Bool = true) async throws
+    static func serve(_ tool: AnchorageTool, in folder: TemporaryFolder, console: Bool = true, extra: [String] = []) async throws
         -> AnchorageTool.Server
     {
         let users = folder.path("users.txt")
@@ -27,7 +27,7 @@ struct ConsoleCommandTests {
         }
         return try await tool.serve(
             ["--store", "sqlite:" + folder.path("server.sqlite"), "--users", users, "--log-level", "warning"]
-                + (console ? ["--console"] : []),
+                + (console ? ["--console"] : []) + extra,
             workingDirectory: folder.path)
     }
 
@@ -148,6 +148,43 @@ struct ConsoleCommandTests {
         #expect(Set(sizes.compactMap { $0["codec"] as? String }) == ["XML plist", "binary plist", "JSON", "MessagePack"])
         #expect(sizes.allSatisfy { ($0["bytes"] as? Int ?? 0) > 0 })
         #expect(try await Self.get(server, recordPath + "x").status == 404)
+    }
+
+    @Test("a device registered for push shows its push state; a device's write queues a notification for it")
+    func pushState() async throws {
+        let tool = try AnchorageTool()
+        let folder = try TemporaryFolder("console-push")
+        let server = try await Self.serve(tool, in: folder)
+        let registration = try await HTTPClientTransport(baseURL: server.url).send(
+            SyncRequest(
+                method: .post, path: "/push/register", contentType: "application/json",
+                credentials: .basic(username: "ada", password: Self.userPassword),
+                body: Array(#"{"deviceToken":"tablet","collections":["aquasync/Contact"]}"#.utf8)))
+        try #require(registration.status == 200, "\(String(decoding: registration.body, as: UTF8.self))")
+        let device = ["--store", "sqlite:" + folder.path("phone.sqlite")]
+        _ = try await Self.succeed(tool, ["records", "save"] + device + ["Contact", "name=Ada"])
+        _ = try await Self.succeed(tool, ["sync", "--server", server.url.absoluteString, "--user", "ada"] + device)
+
+        let devices = try #require(try Self.json(try await Self.get(server, "/console/api/accounts/ada/devices"), "devices")["devices"] as? [[String: Any]])
+        let tablet = try #require(devices.first { $0["device"] as? String == "tablet" }, "\(devices)")
+        let push = try #require(tablet["push"] as? [String: Any])
+        #expect(push["connected"] as? Bool == false)
+        #expect(push["collections"] as? [String] == ["aquasync/Contact"])
+        #expect(push["queued"] as? Int == 1, "the phone's write, kept for the tablet")
+        #expect(tablet["stack"] as? String == "push")
+        let phone = try #require(devices.first { $0["device"] as? String != "tablet" })
+        #expect(phone["push"] is NSNull)
+    }
+
+    @Test("the login lock holds for the console: wrong passwords lock the operator out with 429")
+    func loginLock() async throws {
+        let tool = try AnchorageTool()
+        let folder = try TemporaryFolder("console-lock")
+        let server = try await Self.serve(tool, in: folder, extra: ["--login-failures", "2"])
+        for _ in 0..<2 { #expect(try await Self.get(server, "/console/api/me", as: ("op", "wrong")).status == 401) }
+        let locked = try await Self.get(server, "/console/api/me")
+        #expect(locked.status == 429)
+        #expect(locked.retryAfter != nil)
     }
 
     @Test("records page by 100 in id order, deleted ones marked, and the load counts the syncs")
