@@ -10,9 +10,15 @@
 
 import PackageDescription
 
+/// Apple's platforms the libraries are written for (Package.swift's `platforms` says which versions).
+let applePlatforms: [Platform] = [.macOS, .iOS]
+
 let package = Package(
     name: "Anchorage",
-    platforms: [.macOS(.v15)],
+    // macOS 15 and iOS 18: the first with Swift 6's Synchronization (Mutex), which every module uses.
+    // tvOS, watchOS and visionOS are left out: nothing here is tested for them, and watchOS has no
+    // sockets for the HTTP client. Linux needs no entry. Each product's platforms: README.md.
+    platforms: [.macOS(.v15), .iOS(.v18)],
     products: [
         .library(name: "SyncCore", targets: ["SyncCore"]),
         .library(name: "SyncJSON", targets: ["SyncJSON"]),
@@ -71,16 +77,29 @@ let package = Package(
         // MARK: Codecs
         .target(name: "SyncJSON", dependencies: ["SyncCore"]),
         .target(name: "SyncBinaryPlist", dependencies: ["SyncCore"]),
+        // libxml2: on Linux the system library (libxml2-dev), through a C shim for its macros; Apple's
+        // SDKs have it as the Clang module `libxml2` (the Swift files import that there).
         .systemLibrary(
             name: "CAnchorageXML2", pkgConfig: "libxml-2.0",
-            providers: [.apt(["libxml2-dev"]), .brew(["libxml2"])]),
-        .target(name: "SyncXMLPlist", dependencies: ["SyncCore", "CAnchorageXML2"]),
+            providers: [.apt(["libxml2-dev"])]),
+        .target(
+            name: "SyncXMLPlist",
+            dependencies: ["SyncCore", .target(name: "CAnchorageXML2", condition: .when(platforms: [.linux]))],
+            linkerSettings: [.linkedLibrary("xml2", .when(platforms: applePlatforms))]),
+        // msgpack-c: on Linux the system library (libmsgpack-dev); on Apple's platforms, which have no
+        // system package of it, its own C sources (CMsgPack, msgpack-c 4.0.0, Boost licence).
         .systemLibrary(
             name: "CAnchorageMsgPack", pkgConfig: "msgpack",
-            providers: [.apt(["libmsgpack-dev"]), .brew(["msgpack"])]),
+            providers: [.apt(["libmsgpack-dev"])]),
         .target(
-            name: "CAnchorageMsgPackShim", dependencies: ["CAnchorageMsgPack"],
-            linkerSettings: [.linkedLibrary("msgpackc")]),
+            name: "CMsgPack", exclude: ["COPYING", "LICENSE_1_0.txt", "NOTICE"], publicHeadersPath: "include"),
+        .target(
+            name: "CAnchorageMsgPackShim",
+            dependencies: [
+                .target(name: "CAnchorageMsgPack", condition: .when(platforms: [.linux])),
+                .target(name: "CMsgPack", condition: .when(platforms: applePlatforms)),
+            ],
+            linkerSettings: [.linkedLibrary("msgpackc", .when(platforms: [.linux]))]),
         .target(name: "SyncMessagePack", dependencies: ["SyncCore", "CAnchorageMsgPackShim"]),
 
         // MARK: Transports
@@ -177,10 +196,12 @@ let package = Package(
         .target(
             name: "FileSync",
             dependencies: [
-                "SyncCore", "SyncHTTP", "SyncHTTPClient", "CAnchorageXML2",
+                "SyncCore", "SyncHTTP", "SyncHTTPClient",
+                .target(name: "CAnchorageXML2", condition: .when(platforms: [.linux])),
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "NIOCore", package: "swift-nio"),
-            ]),
+            ],
+            linkerSettings: [.linkedLibrary("xml2", .when(platforms: applePlatforms))]),
 
         // MARK: Mail: an IMAP client of its own, notes kept in a mailbox, and the data access daemon
         .target(

@@ -15,6 +15,7 @@ rm -f .build-log.txt
 # Every public symbol carries a doc comment.
 python3 scripts/check-doc-comments.py
 python3 scripts/check-dependencies.py  # every target of Package.swift depends on exactly what it imports
+scripts/check-portability.sh  # no unguarded Linux-only import or call in a library (we cannot build for Apple here)
 # The SyncCore documentation catalog builds, with no broken symbol links.
 swift package generate-documentation --target SyncCore --warnings-as-errors > .build/docc-log.txt 2>&1 \
     || { cat .build/docc-log.txt; echo "error: the SyncCore documentation does not build"; exit 1; }

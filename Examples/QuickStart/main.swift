@@ -16,12 +16,23 @@ let transport = LoopbackTransport(service: server, authenticator: StaticAuthenti
 let phone = AquasyncClient(store: MemoryStore(), transport: transport, codec: JSONCodec())
 let laptop = AquasyncClient(store: MemoryStore(), transport: transport, codec: JSONCodec())
 
-let gid = try await phone.save("Contact", fields: ["name": "Ada Lovelace", "born": 1815])
+// A contact is a Codable type; its id is the record's (a lowercase UUID), its properties the fields.
+struct Contact: SyncModel {
+    static let modelName = "Contact"
+    var id = TimeOrderedUUID.makeID()
+    var name: String
+    var born: Int?
+}
+
+let ada = Contact(name: "Ada Lovelace", born: 1815)
+try await phone.save(ada)
 try await phone.sync()      // pushes the new contact
 try await laptop.sync()     // pulls it
-print("laptop has", try await laptop.object("Contact", gid: gid)?.fields["name"]?.stringValue ?? "nothing")
+print("laptop has", try await laptop.model(Contact.self, id: ada.id)?.name ?? "nothing")
 
-try await laptop.save("Contact", gid: gid, fields: ["name": "Ada King", "born": 1815])
+var renamed = try await laptop.model(Contact.self, id: ada.id) ?? ada
+renamed.name = "Ada King"
+try await laptop.save(renamed)
 try await laptop.sync()
 try await phone.sync()
-print("phone has", try await phone.object("Contact", gid: gid)?.fields["name"]?.stringValue ?? "nothing")
+print("phone has", try await phone.model(Contact.self, id: ada.id)?.name ?? "nothing")

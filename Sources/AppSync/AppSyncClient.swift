@@ -1,4 +1,8 @@
+#if canImport(FoundationEssentials)
 import FoundationEssentials
+#else
+import Foundation
+#endif
 public import SyncCore
 
 /// An appSync device: keeps objects in a local ``SyncStore``, each local

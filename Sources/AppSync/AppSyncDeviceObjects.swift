@@ -1,4 +1,8 @@
+#if canImport(FoundationEssentials)
 import FoundationEssentials
+#else
+import Foundation
+#endif
 import SyncCore
 
 /// The objects an ``AppSyncClient`` keeps in the device's store, and their

@@ -1,4 +1,8 @@
+#if canImport(FoundationEssentials)
 public import FoundationEssentials
+#else
+public import Foundation
+#endif
 public import SyncCore
 
 /// An object type the server and clients sync: its name and the fields whose values make its primary key.

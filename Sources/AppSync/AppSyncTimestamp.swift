@@ -1,4 +1,8 @@
+#if canImport(FoundationEssentials)
 import FoundationEssentials
+#else
+import Foundation
+#endif
 
 /// Reads appSync timestamps: ISO 8601 with a zone, and the seed's `2014-03-20 13:15:00 CET` form.
 enum AppSyncTimestamp {

@@ -1,4 +1,8 @@
+#if canImport(FoundationEssentials)
 import FoundationEssentials
+#else
+import Foundation
+#endif
 import SyncCore
 
 /// How appSync keeps objects in a ``SyncStore``: collection `appsync/<type>`,

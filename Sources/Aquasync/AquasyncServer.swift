@@ -1,4 +1,8 @@
+#if canImport(FoundationEssentials)
 import FoundationEssentials
+#else
+import Foundation
+#endif
 public import SyncCore
 
 /// The Aquasync server: `GET /deltas/from:{ust}?deviceToken=…` and `POST /deltas` (optionally

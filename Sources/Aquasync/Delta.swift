@@ -1,4 +1,8 @@
+#if canImport(FoundationEssentials)
 public import FoundationEssentials
+#else
+public import Foundation
+#endif
 public import SyncCore
 
 /// One record as it travels in a ``DeltaPack``: a flat dictionary of the

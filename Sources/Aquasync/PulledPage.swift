@@ -1,4 +1,8 @@
+#if canImport(FoundationEssentials)
 import FoundationEssentials
+#else
+import Foundation
+#endif
 import SyncCore
 
 /// A page of a pull's answer: where it brings the device, read as soon as it arrives so that the

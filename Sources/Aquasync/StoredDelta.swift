@@ -1,4 +1,8 @@
+#if canImport(FoundationEssentials)
 import FoundationEssentials
+#else
+import Foundation
+#endif
 import SyncCore
 
 /// How Aquasync keeps a delta in a ``SyncStore``: one record per `gid` in the

@@ -1,4 +1,10 @@
+#if canImport(Glibc)
 import Glibc
+#elseif canImport(Musl)
+import Musl
+#elseif canImport(Darwin)
+import Darwin
+#endif
 import Foundation
 import NIOCore
 import SyncHTTPClient
@@ -52,7 +58,7 @@ enum FileChunks {
             try buffer.withUnsafeReadableBytes { raw in
                 var offset = 0
                 while offset < raw.count {
-                    let written = Glibc.write(descriptor, raw.baseAddress! + offset, raw.count - offset)
+                    let written = systemWrite(descriptor, raw.baseAddress! + offset, raw.count - offset)
                     if written < 0 {
                         if errno == EINTR { continue }
                         throw deviceError(path, errno)
@@ -80,4 +86,15 @@ final class OpenFile: Sendable {
     init(_ descriptor: Int32) { self.descriptor = descriptor }
 
     deinit { close(descriptor) }
+}
+
+/// The C library's `write(2)`, named apart from the `write` functions of this file.
+private func systemWrite(_ descriptor: Int32, _ bytes: UnsafeRawPointer, _ count: Int) -> Int {
+    #if canImport(Glibc)
+    Glibc.write(descriptor, bytes, count)
+    #elseif canImport(Musl)
+    Musl.write(descriptor, bytes, count)
+    #else
+    Darwin.write(descriptor, bytes, count)
+    #endif
 }

@@ -1,5 +1,11 @@
 import Foundation
+#if canImport(Glibc)
 import Glibc
+#elseif canImport(Musl)
+import Musl
+#elseif canImport(Darwin)
+import Darwin
+#endif
 
 /// A file or folder as the device's disk holds it.
 struct LocalItem: Sendable, Hashable {
@@ -26,7 +32,12 @@ struct LocalFolder: Sendable {
         var info = stat()
         guard lstat(absolute(path), &info) == 0 else { return nil }
         let isDirectory = (info.st_mode & S_IFMT) == S_IFDIR
-        let nanoseconds = Int64(info.st_mtim.tv_sec) * 1_000_000_000 + Int64(info.st_mtim.tv_nsec)
+        #if canImport(Darwin)
+        let modified = info.st_mtimespec
+        #else
+        let modified = info.st_mtim
+        #endif
+        let nanoseconds = Int64(modified.tv_sec) * 1_000_000_000 + Int64(modified.tv_nsec)
         return LocalItem(path: path, isDirectory: isDirectory, modifiedNanoseconds: nanoseconds, size: isDirectory ? 0 : Int64(info.st_size))
     }
 

@@ -1,4 +1,8 @@
+#if canImport(CAnchorageXML2)
 internal import CAnchorageXML2
+#else
+internal import libxml2
+#endif
 public import Foundation
 import SyncCore
 

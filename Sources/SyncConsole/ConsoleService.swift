@@ -1,4 +1,8 @@
+#if canImport(FoundationEssentials)
 import FoundationEssentials
+#else
+import Foundation
+#endif
 public import ServiceLifecycle
 public import SyncCore
 public import SyncHTTPServer

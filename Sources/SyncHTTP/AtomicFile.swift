@@ -5,7 +5,11 @@ import Glibc
 #elseif canImport(Musl)
 import Musl
 #endif
+#if canImport(FoundationEssentials)
 import FoundationEssentials
+#else
+import Foundation
+#endif
 
 /// Replaces a file in one step: readers see the old contents or the new, never a mix.
 package enum AtomicFile {

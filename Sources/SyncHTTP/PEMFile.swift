@@ -1,4 +1,8 @@
+#if canImport(FoundationEssentials)
 import FoundationEssentials
+#else
+import Foundation
+#endif
 import NIOSSL
 
 /// Reads the PEM a server serves TLS with and the certificate authorities a client trusts, with a

@@ -1,5 +1,9 @@
 public import AsyncHTTPClient
+#if canImport(FoundationEssentials)
 public import FoundationEssentials
+#else
+public import Foundation
+#endif
 import NIOCore
 import NIOHTTP1
 import NIOSSL

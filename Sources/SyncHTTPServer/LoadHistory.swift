@@ -1,4 +1,8 @@
+#if canImport(FoundationEssentials)
 public import FoundationEssentials
+#else
+public import Foundation
+#endif
 import Synchronization
 
 /// What a server did in each of the last minutes, a second at a time: requests, syncs, errors, the

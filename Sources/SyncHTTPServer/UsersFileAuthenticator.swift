@@ -1,5 +1,9 @@
 import Crypto
+#if canImport(FoundationEssentials)
 public import FoundationEssentials
+#else
+public import Foundation
+#endif
 import Synchronization
 public import SyncCore
 import SyncHTTP

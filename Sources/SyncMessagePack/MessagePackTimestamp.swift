@@ -1,4 +1,8 @@
+#if canImport(FoundationEssentials)
 import FoundationEssentials
+#else
+import Foundation
+#endif
 
 /// Converts between `Date` and the MessagePack timestamp extension's seconds
 /// since 1970 and nanoseconds.

@@ -1,5 +1,9 @@
 internal import CAnchorageMsgPackShim
+#if canImport(FoundationEssentials)
 import FoundationEssentials
+#else
+import Foundation
+#endif
 import SyncCore
 
 /// Writes a ``SyncValue`` as MessagePack through msgpack-c's packer, into a

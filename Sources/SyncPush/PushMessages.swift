@@ -1,4 +1,8 @@
+#if canImport(FoundationEssentials)
 import FoundationEssentials
+#else
+import Foundation
+#endif
 public import SyncCore
 
 /// `POST /push/register`: a device names the collections it monitors.

@@ -1,4 +1,8 @@
+#if canImport(FoundationEssentials)
 import FoundationEssentials
+#else
+import Foundation
+#endif
 public import SyncCore
 
 /// Realistic, deterministic address-book contacts: the same bytes on every

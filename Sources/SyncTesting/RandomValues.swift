@@ -1,4 +1,8 @@
+#if canImport(FoundationEssentials)
 import FoundationEssentials
+#else
+import Foundation
+#endif
 public import SyncCore
 
 /// Makes random ``SyncValue``s for property tests, limited to what a codec carries.

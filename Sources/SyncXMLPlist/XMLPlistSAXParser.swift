@@ -1,4 +1,8 @@
+#if canImport(CAnchorageXML2)
 internal import CAnchorageXML2
+#else
+internal import libxml2
+#endif
 import SyncCore
 
 /// Runs libxml2's SAX2 parser over a document and feeds a ``PlistTreeBuilder``.

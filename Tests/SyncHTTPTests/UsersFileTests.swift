@@ -56,7 +56,7 @@ struct UsersFileTests {
             ("ada:pbkdf2-sha256:many:c2FsdA==:a2V5", 3, "expected account:pbkdf2-sha256:<iterations>:<salt base64>:<key base64>"),
             ("ada:pbkdf2-sha256:0:c2FsdA==:a2V5", 3, "expected account:pbkdf2-sha256:<iterations>:<salt base64>:<key base64>"),
             ("ada:pbkdf2-sha256:1000:c2FsdA==:not base64!", 3, "expected account:pbkdf2-sha256:<iterations>:<salt base64>:<key base64>"),
-            ("ada:md5:abc", 3, "unknown kind 'md5': use pbkdf2-sha256 or token-sha256"),
+            ("ada:md5:abc", 3, "unknown kind 'md5': use pbkdf2-sha256, token-sha256 or role"),
             ("a b:token-sha256:00", 3, "expected account:kind:…, with an account of letters, digits, '.', '-', '_', '@'"),
             ("just-a-name", 3, "expected account:kind:…, with an account of letters, digits, '.', '-', '_', '@'"),
         ])

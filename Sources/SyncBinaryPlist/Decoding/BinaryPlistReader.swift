@@ -1,4 +1,8 @@
+#if canImport(FoundationEssentials)
 import FoundationEssentials
+#else
+import Foundation
+#endif
 import SyncCore
 
 /// Reads the object graph of a `bplist00` file into a ``SyncValue``.

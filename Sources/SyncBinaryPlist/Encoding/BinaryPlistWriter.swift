@@ -1,4 +1,8 @@
+#if canImport(FoundationEssentials)
 import FoundationEssentials
+#else
+import Foundation
+#endif
 import SyncCore
 
 /// Writes one ``SyncValue`` as a `bplist00` file in a single walk of the value.

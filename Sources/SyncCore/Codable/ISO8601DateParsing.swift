@@ -1,4 +1,8 @@
+#if canImport(FoundationEssentials)
 import FoundationEssentials
+#else
+import Foundation
+#endif
 
 /// Reads an ISO 8601 / RFC 3339 date-time string, the form JSON carries dates in:
 /// `yyyy-MM-ddTHH:mm:ss`, an optional fraction of a second (`.` or `,`, any

@@ -1,4 +1,8 @@
+#if canImport(FoundationEssentials)
 import FoundationEssentials
+#else
+import Foundation
+#endif
 
 /// Converts one ``SyncValue`` to a scalar Swift type, with the leniencies
 /// ``SyncValueDecoder`` documents, or throws a `DecodingError` at `path`.

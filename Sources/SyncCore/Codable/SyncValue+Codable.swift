@@ -1,4 +1,8 @@
+#if canImport(FoundationEssentials)
 import FoundationEssentials
+#else
+import Foundation
+#endif
 
 /// `SyncValue` is `Codable`, so typed messages can hold free-form parts such
 /// as a record's fields:

@@ -1,4 +1,8 @@
+#if canImport(FoundationEssentials)
 package import FoundationEssentials
+#else
+package import Foundation
+#endif
 
 /// A codec that writes records' fields straight from the form the durable stores keep them in
 /// (``EncodedStoredRecord``), without making ``SyncValue``s of them first: a server answers a pull of

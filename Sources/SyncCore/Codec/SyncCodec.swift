@@ -1,4 +1,8 @@
+#if canImport(FoundationEssentials)
 public import FoundationEssentials
+#else
+public import Foundation
+#endif
 
 /// Turns bytes into a ``SyncValue`` and back, in one wire format.
 ///

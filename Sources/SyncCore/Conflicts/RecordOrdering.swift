@@ -1,4 +1,8 @@
+#if canImport(FoundationEssentials)
 import FoundationEssentials
+#else
+import Foundation
+#endif
 
 /// A total order on records that every node computes alike: by
 /// ``RecordVersion``, then — for equal versions — by content, so that

@@ -1,4 +1,8 @@
+#if canImport(FoundationEssentials)
 import FoundationEssentials
+#else
+import Foundation
+#endif
 
 /// The part of conflict handling that belongs to a stack: how a decision is written to its store.
 ///

@@ -1,4 +1,8 @@
+#if canImport(FoundationEssentials)
 public import FoundationEssentials
+#else
+public import Foundation
+#endif
 
 /// What a local write did to an item.
 public enum JournalAction: String, Sendable, Hashable, Codable, CaseIterable, CustomStringConvertible {

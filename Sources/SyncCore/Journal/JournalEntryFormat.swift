@@ -1,4 +1,8 @@
+#if canImport(FoundationEssentials)
 import FoundationEssentials
+#else
+import Foundation
+#endif
 
 /// A journal entry as its record holds it. An entry that names its record (``SyncJournal/recordLocalChange(_:writtenAs:without:at:basedOn:)``)
 /// keeps no copy of the local version's fields: until ``JournalEntryFormat/resolved(_:with:)`` reads them from the

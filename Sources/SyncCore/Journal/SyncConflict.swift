@@ -1,4 +1,8 @@
+#if canImport(FoundationEssentials)
 public import FoundationEssentials
+#else
+public import Foundation
+#endif
 
 /// A conflict waiting for the application: everything a person needs to
 /// decide, and the choices.

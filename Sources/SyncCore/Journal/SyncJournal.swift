@@ -1,4 +1,8 @@
+#if canImport(FoundationEssentials)
 public import FoundationEssentials
+#else
+public import Foundation
+#endif
 
 /// The one tracker of a device's local changes, used by every client: the
 /// seed's journal.

@@ -1,4 +1,8 @@
+#if canImport(FoundationEssentials)
 import FoundationEssentials
+#else
+import Foundation
+#endif
 
 /// A server's rule for the records it takes: a record the rule refuses is
 /// answered per record (HTTP 422 or the stack's own per-item refusal), is not

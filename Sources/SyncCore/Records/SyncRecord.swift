@@ -1,4 +1,8 @@
+#if canImport(FoundationEssentials)
 public import FoundationEssentials
+#else
+public import Foundation
+#endif
 
 /// One record of an account: its identity, its fields, a deleted flag and the
 /// metadata that conflict policies compare.

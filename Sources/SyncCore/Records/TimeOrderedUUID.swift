@@ -1,4 +1,8 @@
+#if canImport(FoundationEssentials)
 public import FoundationEssentials
+#else
+public import Foundation
+#endif
 import Synchronization
 
 /// New ids for records: UUIDs of version 7 (RFC 9562), which begin with the time they were made, so
@@ -10,7 +14,7 @@ import Synchronization
 /// They are ordinary UUIDs to everything that reads them: the stacks check the form, never the version.
 ///
 /// ```swift
-/// let gid = TimeOrderedUUID.make().uuidString.lowercased()   // a new Aquasync gid
+/// let gid = TimeOrderedUUID.makeID()   // a new Aquasync gid: make().uuidString.lowercased()
 /// ```
 ///
 /// The first 48 bits are the Unix time in milliseconds; the next 12 (after the version) count the ids
@@ -25,6 +29,11 @@ public enum TimeOrderedUUID {
     public static func make() -> UUID {
         let now = Date().timeIntervalSince1970 * 1000
         return shared.withLock { $0.next(milliseconds: now > 0 ? UInt64(now) : 0) }
+    }
+
+    /// A new id as the stacks spell one — Aquasync's gid, appSync's guid: ``make()`` in lowercase text.
+    public static func makeID() -> String {
+        make().uuidString.lowercased()
     }
 
     /// The state between two ids: the millisecond and count of the last one.

@@ -1,4 +1,8 @@
+#if canImport(FoundationEssentials)
 public import FoundationEssentials
+#else
+public import Foundation
+#endif
 
 /// A store an operator can look through: the accounts it holds and each account's collections, counted.
 ///

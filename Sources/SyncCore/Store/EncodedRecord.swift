@@ -1,4 +1,8 @@
+#if canImport(FoundationEssentials)
 package import FoundationEssentials
+#else
+package import Foundation
+#endif
 
 /// A record with its fields already encoded in the form the SQLite and PostgreSQL stores keep them,
 /// for ``StoreTransaction/put(_:)-(EncodedRecord)``.

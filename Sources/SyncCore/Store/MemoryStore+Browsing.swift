@@ -1,4 +1,8 @@
+#if canImport(FoundationEssentials)
 import FoundationEssentials
+#else
+import Foundation
+#endif
 
 extension MemoryStore: BrowsableStore {
     /// Every account that ever committed a write, sorted by name, with the position of its latest record write.

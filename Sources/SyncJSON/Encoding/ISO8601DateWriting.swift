@@ -1,4 +1,8 @@
+#if canImport(FoundationEssentials)
 import FoundationEssentials
+#else
+import Foundation
+#endif
 import SyncCore
 
 /// Writes a date as an ISO 8601 UTC timestamp, `yyyy-MM-ddTHH:mm:ssZ`, with

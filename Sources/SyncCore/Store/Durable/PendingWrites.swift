@@ -1,4 +1,8 @@
+#if canImport(FoundationEssentials)
 import FoundationEssentials
+#else
+import Foundation
+#endif
 
 /// One record write a transaction buffers until it commits.
 package enum PendingRecordWrite: Sendable {

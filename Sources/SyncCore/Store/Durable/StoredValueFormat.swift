@@ -1,4 +1,8 @@
+#if canImport(FoundationEssentials)
 import FoundationEssentials
+#else
+import Foundation
+#endif
 
 /// The compact binary form in which durable stores (`SQLiteStore`,
 /// `PostgresStore`) keep record fields and metadata values in binary columns.
