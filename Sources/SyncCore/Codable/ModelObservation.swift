@@ -51,6 +51,18 @@ public struct ModelObservation<Model: SyncModel>: AsyncSequence, Sendable {
     let collection: CollectionID
     let read: @Sendable () async throws -> [Model]
 
+    /// Makes the observation of a model's records kept in `collection` of `account` in `store`, as a
+    /// client of its own stack offers it (`ObservableModelRecords` gives it for free).
+    /// - Parameter read: Reads the model's records now (in a transaction of its own).
+    public init(
+        store: any SyncStore, account: AccountID, collection: CollectionID, read: @escaping @Sendable () async throws -> [Model]
+    ) {
+        self.store = store
+        self.account = account
+        self.collection = collection
+        self.read = read
+    }
+
     /// Makes an iterator; each iterator listens on its own.
     public func makeAsyncIterator() -> AsyncIterator {
         AsyncIterator(observation: self)
