@@ -108,6 +108,7 @@ public struct SyncEndpoint: Sendable {
         let elapsed = RetryPolicy.stopwatch(on: sleeper)
         while true {
             let outcome: Result<SyncResponse, TransportError>
+            SyncStatus.running?.requestSent()
             do {
                 outcome = .success(try await transport.send(request))
             } catch let error as TransportError {
@@ -141,6 +142,12 @@ public struct SyncEndpoint: Sendable {
                 throw SyncClientError(
                     Self.code(for: error), "\(Self.describe(request)): \(error.message)\(Self.attemptsNote(attempt))",
                     underlying: error)
+            }
+            switch outcome {
+            case .success(let response):
+                SyncStatus.running?.retrying(after: wait, reason: "\(Self.describe(request)): the server answered \(response.status)")
+            case .failure(let error):
+                SyncStatus.running?.retrying(after: wait, reason: "\(Self.describe(request)): \(error.message)")
             }
             try await sleeper.sleep(for: wait)
             attempt += 1

@@ -20,6 +20,10 @@ public final class SyncGate: Sendable {
 
     private let locks = KeyedLocks<Slot>()
 
+    /// What the syncs through this gate are doing, for a UI: each body's start, end and failure, and the
+    /// requests and retries of the ``SyncEndpoint`` it sends through.
+    public let status = SyncStatus()
+
     /// Makes an open gate.
     public init() {}
 
@@ -31,7 +35,15 @@ public final class SyncGate: Sendable {
     ) async rethrows -> Value {
         await locks.acquire(.sync)
         defer { locks.release(.sync) }
-        return try await body()
+        status.began()
+        do {
+            let value = try await SyncStatus.$running.withValue(status) { try await body() }
+            status.succeeded(value)
+            return value
+        } catch {
+            status.failed(error)
+            throw error
+        }
     }
 
     /// How many bodies wait for the one running, for tests that check the gate holds.

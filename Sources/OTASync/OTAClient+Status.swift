@@ -1,0 +1,12 @@
+public import SyncCore
+
+extension OTAClient {
+    /// What this client's syncs are doing, for a UI: `syncStatus.states()` is the state now and each
+    /// change — idle, syncing, retrying, up to date, offline, failed — with the conflicts waiting.
+    public nonisolated var syncStatus: SyncStatus { syncGate.status }
+}
+
+extension OTASyncReport: ReportsWaitingConflicts {
+    /// The conflicts waiting for an answer after the sync.
+    public var conflictsWaiting: Int { openConflicts }
+}
