@@ -324,7 +324,7 @@ let package = Package(
             ]),
         .testTarget(
             name: "AppSyncTests",
-            dependencies: ["SyncCore", "AppSync", "SyncTesting", "SyncJSON", "SyncSQLite", "TestSupport"]
+            dependencies: ["SyncCore", "AppSync", "SyncTesting", "SyncJSON", "SyncSQLite", "SyncHTTPClient", "TestSupport"]
         ),
         .testTarget(
             name: "SyncPushTests",
