@@ -60,6 +60,26 @@ struct AquasyncModelTests {
         }
     }
 
+    /// A model that declares one of Aquasync's sync columns as a property.
+    struct Stamped: SyncModel {
+        static let modelName = "Contact"
+        var id = TimeOrderedUUID.makeID()
+        var name: String
+        var localTimestamp: Int64
+    }
+
+    @Test("the stack's version columns are not fields: a model that declares one is refused, and nothing is saved")
+    func versionColumnsAreTheStacks() async throws {
+        let device = AquasyncHarness().client(.json)
+        let stamped = Stamped(name: "Ada", localTimestamp: 1)
+        await #expect(throws: AquasyncValidationError.self) { try await device.save(stamped) }
+        #expect(try await device.all(Contact.self).isEmpty)
+        // The version is the stack's, read through the dictionary API.
+        let ada = Contact(name: "Ada")
+        try await device.save(ada)
+        #expect(try await device.object("Contact", gid: ada.id)?.localTimestamp ?? 0 > 0)
+    }
+
     @Test("a field the type cannot read is an error naming the record and the field")
     func unreadableField() async throws {
         let harness = AquasyncHarness()

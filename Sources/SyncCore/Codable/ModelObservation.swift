@@ -51,9 +51,13 @@ public struct ModelObservation<Model: SyncModel>: AsyncSequence, Sendable {
     let collection: CollectionID
     let read: @Sendable () async throws -> [Model]
 
-    /// Makes the observation of a model's records kept in `collection` of `account` in `store`, as a
-    /// client of its own stack offers it (`ObservableModelRecords` gives it for free).
-    /// - Parameter read: Reads the model's records now (in a transaction of its own).
+    /// Makes the observation of a model's records, as a client of its own stack offers it
+    /// (``ObservableModelRecords`` gives it for free).
+    /// - Parameters:
+    ///   - store: The store the records are kept in; it must announce its commits (``ChangeNotifyingStore``).
+    ///   - account: The account the records are under.
+    ///   - collection: The collection whose commits make a new value.
+    ///   - read: Reads the model's records now (in a transaction of its own).
     public init(
         store: any SyncStore, account: AccountID, collection: CollectionID, read: @escaping @Sendable () async throws -> [Model]
     ) {
