@@ -110,15 +110,29 @@ public actor NotesClient {
         self.endpoint = SyncEndpoint(transport: transport, codec: codec, configuration: configuration.client)
     }
 
+    /// What this client's syncs are doing, for a UI (``SyncCore/SyncStatus/states()``).
+    public nonisolated var syncStatus: SyncStatus { gate.status }
+
     // MARK: Local notes
 
-    /// Creates a note, or changes the note `id`.
+    /// Creates a note, or changes the title and text of the note `id` (its other fields stay).
     /// - Returns: The note's id (a new UUID when `id` is `nil`).
     @discardableResult
     public func save(id: String? = nil, title: String, text: String) async throws -> String {
         let id = id ?? UUID().uuidString
-        try await write(Note(id: id, title: title, text: text, modifiedAt: configuration.clock.now(), modifiedBy: device))
+        let others = try await note(id).flatMap { $0.isDeleted ? nil : $0.otherFields }
+        try await write(
+            Note(id: id, title: title, text: text, modifiedAt: configuration.clock.now(), modifiedBy: device, otherFields: others))
         return id
+    }
+
+    /// Writes the note `id` with `fields` (its title and text among them, as strings) as a local change.
+    func save(id: String, fields: [String: SyncValue]) async throws {
+        var others = fields
+        let title = others.removeValue(forKey: "title")?.stringValue ?? ""
+        let text = others.removeValue(forKey: "text")?.stringValue ?? ""
+        try await write(
+            Note(id: id, title: title, text: text, modifiedAt: configuration.clock.now(), modifiedBy: device, otherFields: others))
     }
 
     /// Deletes the note `id`; the deletion travels like any change.
@@ -315,4 +329,9 @@ enum DeviceState {
     static func revision(of id: String) -> MetadataKey<ChangePosition> {
         MetadataKey("revision/" + id, peer: peer)
     }
+}
+
+extension NotesClient.Report: ReportsWaitingConflicts {
+    /// The conflicts waiting for an answer after the sync.
+    public var conflictsWaiting: Int { openConflicts }
 }
