@@ -70,3 +70,28 @@ extension OTADeviceRecords {
         }
     }
 }
+
+/// The typed API through the client, as the other stacks' clients offer it: each call goes to the
+/// client's ``OTAClient/records``.
+extension OTAClient {
+    /// Saves `model` as ``OTADeviceRecords/save(_:)`` does.
+    public func save<Model: OTAModel>(_ model: Model) async throws { try await records.save(model) }
+
+    /// The record `id` as a `Model`, as ``OTADeviceRecords/model(_:id:)`` reads it.
+    public func model<Model: OTAModel>(_ type: Model.Type, id: String) async throws -> Model? {
+        try await records.model(type, id: id)
+    }
+
+    /// The model's live records, as ``OTADeviceRecords/all(_:)`` lists them.
+    public func all<Model: OTAModel>(_ type: Model.Type) async throws -> [Model] { try await records.all(type) }
+
+    /// Deletes the record `id`, as ``OTADeviceRecords/delete(_:id:)`` does.
+    public func delete<Model: OTAModel>(_ type: Model.Type, id: String) async throws { try await records.delete(type, id: id) }
+
+    /// The model's records now and after every change, as ``OTADeviceRecords/observe(_:where:)`` gives them.
+    public func observe<Model: OTAModel>(
+        _ type: Model.Type, where isIncluded: @escaping @Sendable (Model) -> Bool = { _ in true }
+    ) -> ModelObservation<Model> {
+        records.observe(type, where: isIncluded)
+    }
+}
