@@ -24,6 +24,25 @@ struct AppSyncModelTests {
         var guest: String
     }
 
+    /// A model that declares one of appSync's protocol fields as a property.
+    struct Stamped: SyncModel {
+        static let modelName = "booking"
+        var id = TimeOrderedUUID.makeID()
+        var pk: Int
+        var timestamp_lastupdate: Date
+    }
+
+    @Test("the stack's version columns are not fields: a model that declares one is refused, and nothing is saved")
+    func versionColumnsAreTheStacks() async throws {
+        let harness = AppSyncHarness()
+        let device = harness.client(harness.loopback(), conflictPolicy: NewestWinsPolicy())
+        let error = await #expect(throws: SyncClientError.self) {
+            try await device.save(Stamped(pk: 7, timestamp_lastupdate: Date(timeIntervalSince1970: 0)))
+        }
+        #expect(error?.message.contains("timestamp_lastupdate") == true)
+        #expect(try await device.all(Booking.self).isEmpty)
+    }
+
     @Test("save, list, read by id and delete; what an older app does not know survives its save", arguments: TransportRoute.allCases)
     func typedRoundTrip(route: TransportRoute) async throws {
         let harness = AppSyncHarness()
