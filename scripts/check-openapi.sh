@@ -65,11 +65,14 @@ echo "== fuzzing $url with schemathesis ($examples examples per operation)"
 
 # One worker: with two, Hypothesis describing its strategies from several threads at once trips
 # "SystemError: AST constructor recursion depth mismatch" in CPython 3.11, a failure of the tool, not the server.
+# filter_too_much is not a check of the server: an operation with three free-text path parameters (a console record)
+# has many generated values that cannot stand in a URL path ('/', '.', '..'), which Hypothesis drops, and on some
+# runs drops enough to give up on the operation unless told that this is expected.
 status=0
 SCHEMATHESIS_HOOKS=openapi_hooks PYTHONPATH=scripts "$venv/bin/schemathesis" --no-color run "$spec" \
     --url "$url" --auth "checker:$password" \
     --checks not_a_server_error,status_code_conformance,content_type_conformance,response_schema_conformance,response_headers_conformance \
-    --max-examples "$examples" --workers 1 --seed "${OPENAPI_SEED:-1}" "$@" \
+    --max-examples "$examples" --workers 1 --suppress-health-check=filter_too_much --seed "${OPENAPI_SEED:-1}" "$@" \
     || status=$?
 
 if ! kill -0 "$server_pid" 2>/dev/null; then
