@@ -84,8 +84,13 @@ public struct AppSyncObject: Sendable, Hashable {
     ]
 
     /// The object's wire form.
-    public var value: SyncValue {
-        var dictionary = fields
+    public var value: SyncValue { value(for: [.null]) }
+
+    /// The object's wire form in a codec with `codecFeatures`: without its null fields when the codec
+    /// cannot carry null (a property list), since a null field and a missing one mean the same
+    /// (docs/protocols.md).
+    public func value(for codecFeatures: CodecFeatures) -> SyncValue {
+        var dictionary = codecFeatures.contains(.null) ? fields : fields.filter { $0.value != .null }
         dictionary["guid"] = .string(guid)
         dictionary["isdeleted"] = .integer(isDeleted ? 1 : 0)
         dictionary["timestamp_created"] = .date(timestampCreated)

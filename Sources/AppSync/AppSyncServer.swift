@@ -107,7 +107,7 @@ public struct AppSyncServer: SyncService {
         let latest = try await store.latestPosition(for: account)
         let batch = try await store.changes(
             for: account, after: counter, in: [StoredObject.collection(type.name)], limit: pageSize)
-        let objects = try batch.records.map { try StoredObject.object($0.record).value }
+        let objects = try batch.records.map { try StoredObject.object($0.record).value(for: codec.features) }
         metrics.sent(objects.count)
         var result: [String: SyncValue] = ["statuscode": "OK"]
         if batch.hasMore {
