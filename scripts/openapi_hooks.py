@@ -72,9 +72,48 @@ def _json_like(value):
     return value
 
 
+class _ClampedDatetime(datetime.datetime):
+    """The datetime plistlib makes dates with, clamped to the years Python has (1 to 9999).
+
+    Property lists carry dates far outside them (a binary plist date is any double of seconds from
+    2001), and Anchorage's codecs keep such dates exactly; Python's datetime cannot hold them, and
+    plistlib then calls the whole document invalid. For checking an answer against the description
+    the nearest representable date does, so plistlib is handed this class instead.
+    """
+
+    def __new__(cls, *args, **kwargs):
+        try:
+            return datetime.datetime.__new__(cls, *args, **kwargs)
+        except (ValueError, OverflowError):
+            year = args[0] if args else kwargs.get("year", 1)
+            if isinstance(year, int) and year < 1:
+                return datetime.datetime.__new__(cls, 1, 1, 1)
+            return datetime.datetime.__new__(cls, 9999, 12, 31, 23, 59, 59)
+
+    def __add__(self, other):
+        try:
+            return datetime.datetime.__add__(self, other)
+        except OverflowError:
+            return _ClampedDatetime(1, 1, 1) if other.total_seconds() < 0 else _ClampedDatetime(9999, 12, 31, 23, 59, 59)
+
+
+class _PlistDatetimeModule:
+    """What plistlib sees as its `datetime` module: the real one, with dates clamped."""
+
+    timedelta = datetime.timedelta
+    timezone = datetime.timezone
+    UTC = datetime.timezone.utc
+    datetime = _ClampedDatetime
+
+
 @schemathesis.deserializer(*PLIST_TYPES, *BINARY_PLIST_TYPES)
 def plist_deserializer(ctx, response):
-    return _json_like(plistlib.loads(response.content))
+    # Only while reading (plistlib's writer checks isinstance against its datetime); one worker, so no race.
+    plistlib.datetime = _PlistDatetimeModule
+    try:
+        return _json_like(plistlib.loads(response.content))
+    finally:
+        plistlib.datetime = datetime
 
 
 @schemathesis.deserializer(*MSGPACK_TYPES)
