@@ -274,7 +274,8 @@ let package = Package(
         .testTarget(
             name: "SyncSQLiteTests",
             dependencies: [
-                "SyncCore", "SyncSQLite", "SyncTesting", "StoreCrashWriter", .product(name: "GRDB", package: "GRDB.swift"),
+                "SyncCore", "SyncSQLite", "SyncTesting", "StoreCrashWriter", "TestSupport",
+                .product(name: "GRDB", package: "GRDB.swift"),
             ]),
         .testTarget(
             name: "AquasyncTests",
