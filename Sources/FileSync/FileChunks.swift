@@ -46,10 +46,12 @@ enum FileChunks {
         }
     }
 
-    /// Writes `body` to a file at `path` (made or truncated) as it arrives, and syncs it to disk.
+    /// Writes `body` to a file at `path` (made or truncated) as it arrives, and syncs it to disk unless
+    /// `syncing` is `false`.
     /// - Throws: ``WebDAVError`` (``WebDAVError/Code/deviceFull`` or ``WebDAVError/Code/deviceFile``) when
     ///   the file cannot be written; what reading `body` throws.
-    static func write<Body: AsyncSequence>(_ body: Body, to path: String) async throws where Body.Element == ByteBuffer {
+    static func write<Body: AsyncSequence>(_ body: Body, to path: String, syncing: Bool = true) async throws
+    where Body.Element == ByteBuffer {
         let descriptor = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644)
         guard descriptor >= 0 else { throw deviceError(path, errno) }
         var closed = false
@@ -67,7 +69,7 @@ enum FileChunks {
                 }
             }
         }
-        guard fsync(descriptor) == 0 else { throw deviceError(path, errno) }
+        if syncing { guard fsync(descriptor) == 0 else { throw deviceError(path, errno) } }
         closed = true
         guard close(descriptor) == 0 else { throw deviceError(path, errno) }
     }

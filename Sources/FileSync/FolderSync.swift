@@ -52,6 +52,11 @@ public struct FolderSync: Sendable {
     public let clock: any WallClock
     /// How many transfers (uploads, downloads, listings) a sync keeps in flight at once.
     public let transfers: Int
+    /// Whether every sync asks for every file's ETag. When `false` (the default), a file the server lists
+    /// with the modification time and size the device cached, described in a later second than that
+    /// time, is taken as unchanged, so a server that digests files for their ETags reads only what changed.
+    /// Turn it on for a server whose clients can set a file's modification time to an earlier one.
+    public let comparesETags: Bool
     /// Lets one ``sync()`` run at a time (copies of this value share it): a second waits for the first.
     package let syncGate = SyncGate()
 
@@ -65,11 +70,12 @@ public struct FolderSync: Sendable {
     ///   - policy: How conflicts are settled.
     ///   - clock: Where "now" comes from: the system's time, or a test's clock.
     ///   - transfers: How many transfers a sync keeps in flight at once (at least 1; by default 8).
+    ///   - comparesETags: Whether every sync asks for every file's ETag (``comparesETags``).
     ///   - progress: Called with the bytes and files moved so far.
     public init(
         folder: String, client: WebDAVClient, store: any SyncStore, account: AccountID, device: String = "device",
         policy: ConflictPolicy = .askUser, clock: any WallClock = SystemWallClock(), transfers: Int = 8,
-        progress: (@Sendable (FileSyncProgress) -> Void)? = nil
+        comparesETags: Bool = false, progress: (@Sendable (FileSyncProgress) -> Void)? = nil
     ) {
         var folder = folder
         while folder.count > 1 && folder.hasSuffix("/") { folder.removeLast() }
@@ -82,6 +88,7 @@ public struct FolderSync: Sendable {
         self.progress = progress
         self.clock = clock
         self.transfers = max(1, transfers)
+        self.comparesETags = comparesETags
     }
 
     var local: LocalFolder { LocalFolder(root: folder) }
@@ -259,6 +266,9 @@ struct CachedItem: Sendable, Hashable {
     var fileID: String?
     var modified: Date?
     var size: Int64?
+    /// When the server described the item with this ETag, modification time and size (its answer's
+    /// `Date`), if known.
+    var seen: Date?
     var localModified: Int64
     var localSize: Int64
 
@@ -269,6 +279,7 @@ struct CachedItem: Sendable, Hashable {
         fileID = server.fileID
         modified = server.modified
         size = server.size
+        seen = server.seen
         localModified = local?.modifiedNanoseconds ?? 0
         localSize = local?.size ?? 0
     }
@@ -281,6 +292,7 @@ struct CachedItem: Sendable, Hashable {
         if case .string(let id)? = record.fields["fileid"] { fileID = id }
         if case .date(let date)? = record.fields["modified"] { modified = date }
         if case .integer(let size)? = record.fields["size"] { self.size = size }
+        if case .date(let date)? = record.fields["seen"] { seen = date }
         if case .integer(let value)? = record.fields["lmtime"] { localModified = value } else { localModified = 0 }
         if case .integer(let value)? = record.fields["lsize"] { localSize = value } else { localSize = 0 }
     }
@@ -296,6 +308,7 @@ struct CachedItem: Sendable, Hashable {
 
     var record: SyncRecord {
         var fields = serverFields
+        if let seen { fields["seen"] = .date(seen) }
         fields["lmtime"] = .integer(localModified)
         fields["lsize"] = .integer(localSize)
         return SyncRecord(
@@ -313,6 +326,16 @@ struct CachedItem: Sendable, Hashable {
     }
 
     func sameLocal(_ item: LocalItem) -> Bool { item.modifiedNanoseconds == localModified && item.size == localSize }
+
+    /// Whether a listing's `item` without its ETag is still the version cached: the same modification time
+    /// and size, and the cached description was given in a later second than the modification (the
+    /// server's times have whole seconds, so a write after that description shows a later time). Trusts
+    /// that the server sets an item's modification time to when it was written (docs/file-sync.md).
+    func stillDescribes(_ item: WebDAVItem) -> Bool {
+        guard !isDirectory, !item.isDirectory, etag != nil, let modified, let seen, let size else { return false }
+        return item.modified == modified && item.size == size
+            && seen.timeIntervalSince1970.rounded(.down) > modified.timeIntervalSince1970.rounded(.down)
+    }
 }
 
 /// The cache of what the server held, in the device's store.

@@ -81,6 +81,39 @@ struct LocalFolder: Sendable {
         if syncingFolder { syncFolders(of: [path]) }
     }
 
+    /// Makes the bytes of the files at `paths` (absolute) durable: on Linux with one `syncfs` of the
+    /// folder's file system, elsewhere with an `fsync` of each.
+    /// - Throws: ``WebDAVError`` (``WebDAVError/Code/deviceFile``) when the disk does not take them.
+    func flush(_ paths: [String]) throws {
+        guard !paths.isEmpty else { return }
+        func failure(_ path: String, _ code: Int32) -> WebDAVError {
+            WebDAVError(.deviceFile, method: "GET", path: path, detail: "cannot sync \(path) to disk: \(String(cString: strerror(code)))")
+        }
+        #if os(Linux)
+        if let syncFileSystem = Self.syncFileSystem {
+            let descriptor = open(root, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
+            guard descriptor >= 0 else { throw failure(root, errno) }
+            defer { close(descriptor) }
+            guard syncFileSystem(descriptor) == 0 else { throw failure(root, errno) }
+            return
+        }
+        #endif
+        for path in paths {
+            let descriptor = open(path, O_RDONLY | O_CLOEXEC)
+            guard descriptor >= 0 else { throw failure(path, errno) }
+            defer { close(descriptor) }
+            guard fsync(descriptor) == 0 else { throw failure(path, errno) }
+        }
+    }
+
+    #if os(Linux)
+    /// The C library's `syncfs(2)` (Linux), which Swift's Glibc module does not declare, if it has one.
+    private static let syncFileSystem: (@convention(c) (Int32) -> Int32)? = {
+        guard let symbol = dlsym(dlopen(nil, RTLD_NOW), "syncfs") else { return nil }
+        return unsafeBitCast(symbol, to: (@convention(c) (Int32) -> Int32).self)
+    }()
+    #endif
+
     /// Makes the renames into the folders of `paths` durable: each folder synced once.
     func syncFolders(of paths: some Sequence<String>) {
         for parent in Set(paths.map(WebDAVPath.parent(of:))) {

@@ -20,11 +20,13 @@ public struct WebDAVItem: Sendable, Hashable {
     public var modified: Date?
     /// Its size in bytes (files).
     public var size: Int64?
+    /// When the server described it: the `Date` of the answer, when the server sent one.
+    public var seen: Date?
 
     /// Makes an item.
     public init(
         path: String, isDirectory: Bool, etag: String? = nil, fileID: String? = nil, modified: Date? = nil,
-        size: Int64? = nil
+        size: Int64? = nil, seen: Date? = nil
     ) {
         self.path = path
         self.isDirectory = isDirectory
@@ -32,6 +34,7 @@ public struct WebDAVItem: Sendable, Hashable {
         self.fileID = fileID
         self.modified = modified
         self.size = size
+        self.seen = seen
     }
 }
 

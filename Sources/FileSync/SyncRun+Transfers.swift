@@ -117,28 +117,16 @@ extension SyncRun {
     mutating func settle(_ uploaded: [(entry: JournalEntry, item: LocalItem, etag: String?)]) async throws {
         guard !uploaded.isEmpty else { return }
         var held: [String: WebDAVItem] = [:]
-        var unknown: [String: [String]] = [:]
+        var unknown: [String] = []
         for (entry, item, etag) in uploaded {
             let path = entry.key.id.rawValue
             if let etag {
                 held[path] = WebDAVItem(path: path, isDirectory: false, etag: etag, modified: item.modified, size: item.size)
             } else {
-                unknown[WebDAVPath.parent(of: path), default: []].append(path)
+                unknown.append(path)
             }
         }
-        let client = self.client
-        let lookUps = unknown.sorted { $0.key < $1.key }
-        let listed = await inParallel(lookUps, limit: sync.transfers, stopsAll: { $0.isFailure }) { lookUp in
-            await Listing {
-                if lookUp.value.count >= 4 { return try await client.contents(of: lookUp.key) }
-                var items: [WebDAVItem] = []
-                for path in lookUp.value { if let item = try await client.item(at: path) { items.append(item) } }
-                return items
-            }
-        }
-        for listing in listed {
-            for item in try listing.items.get() { held[item.path] = item }
-        }
+        held.merge(try await lookUp(unknown)) { _, listed in listed }
         let settled = held
         try await transaction { tx in
             for (entry, item, _) in uploaded {
@@ -158,6 +146,30 @@ extension SyncRun {
 
     // MARK: Listing
 
+    /// What the server holds at `paths` (files), ETags included: a listing of the folder when four or
+    /// more of them share it, else a look at each; paths the server does not hold are left out.
+    func lookUp(_ paths: some Sequence<String>) async throws -> [String: WebDAVItem] {
+        var byFolder: [String: Set<String>] = [:]
+        for path in paths { byFolder[WebDAVPath.parent(of: path), default: []].insert(path) }
+        let client = self.client
+        let lookUps = byFolder.sorted { $0.key < $1.key }
+        let listed = await inParallel(lookUps, limit: sync.transfers, stopsAll: { $0.isFailure }) { lookUp in
+            await Listing {
+                if lookUp.value.count >= 4 {
+                    return try await client.contents(of: lookUp.key).filter { lookUp.value.contains($0.path) }
+                }
+                var items: [WebDAVItem] = []
+                for path in lookUp.value.sorted() { if let item = try await client.item(at: path) { items.append(item) } }
+                return items
+            }
+        }
+        var held: [String: WebDAVItem] = [:]
+        for listing in listed {
+            for item in try listing.items.get() { held[item.path] = item }
+        }
+        return held
+    }
+
     /// The items of listings, or why they could not be had.
     struct Listing: Sendable {
         var items: Result<[WebDAVItem], any Error>
@@ -170,14 +182,14 @@ extension SyncRun {
     }
 
     /// Every item under the server's folder `path`, listed folder by folder (depth 1; servers refuse
-    /// depth infinity), the folders of one level `transfers` at once.
-    func listTree(_ path: String) async throws -> [WebDAVItem] {
+    /// depth infinity), the folders of one level `transfers` at once; without ETags when `etags` is `false`.
+    func listTree(_ path: String, etags: Bool = true) async throws -> [WebDAVItem] {
         var items: [WebDAVItem] = []
         var level = [path]
         let client = self.client
         while !level.isEmpty {
             let listings = await inParallel(level, limit: sync.transfers, stopsAll: { $0.isFailure }) { folder in
-                await Listing { try await client.contents(of: folder) }
+                await Listing { try await client.contents(of: folder, etags: etags) }
             }
             var next: [String] = []
             for (folder, listing) in zip(level, listings) {
@@ -205,10 +217,29 @@ extension SyncRun {
 
     /// Mirrors the server's folder: new and changed items are downloaded, items the server
     /// deleted are removed locally; items with pending entries are left alone.
+    ///
+    /// The listing asks for no ETags (unless ``FolderSync/comparesETags``): a file listed with the
+    /// modification time and size cached is the version cached (``CachedItem/stillDescribes(_:)``); the
+    /// ETags of the other known files are looked up (``lookUp(_:)``), and a new file's comes with its
+    /// download.
     mutating func fetchRemote() async throws {
-        let server = try await listTree("").filter { !$0.path.isEmpty }
+        var server = try await listTree("", etags: sync.comparesETags).filter { !$0.path.isEmpty }
         let (cached, entries) = try await transaction { tx in
             (try await Cache(tx).all(), try await tx.journal.entries(in: [FolderSync.collection]))
+        }
+        var unsure: [String] = []
+        for index in server.indices where !server[index].isDirectory && server[index].etag == nil {
+            guard let known = cached[server[index].path] else { continue }
+            if known.stillDescribes(server[index]) {
+                server[index].etag = known.etag
+            } else {
+                unsure.append(server[index].path)
+            }
+        }
+        if !unsure.isEmpty {
+            let held = try await lookUp(unsure)
+            let gone = Set(unsure).subtracting(held.keys)
+            server = server.compactMap { item in gone.contains(item.path) ? nil : held[item.path] ?? item }
         }
         var busy = Set<String>()
         for entry in entries {
@@ -221,6 +252,7 @@ extension SyncRun {
         let onServer = Set(server.map(\.path))
         var toDownload: [WebDAVItem] = []
         var folders: [CachedItem] = []
+        var described: [CachedItem] = []
         for item in server.sorted(by: { $0.path < $1.path }) where !isBusy(item.path) && !Self.isTemporary(item.path) {
             let known = cached[item.path]
             if item.isDirectory {
@@ -231,7 +263,10 @@ extension SyncRun {
                 continue
             }
             let present = local.item(item.path)
-            if let known, known.etag == item.etag, let present, known.sameLocal(present) { continue }
+            if let known, known.etag == item.etag, let present, known.sameLocal(present) {
+                if !known.stillDescribes(item) { described.append(CachedItem(item, local: present)) }  // seen again: next time, no look-up
+                continue
+            }
             if let known, known.etag == item.etag, present == nil { continue }  // deleted here since the scan: next sync
             if let present, !present.isDirectory, let known, !known.sameLocal(present) {
                 // A modified local copy: the next scan records it, and the upload asks.
@@ -241,10 +276,10 @@ extension SyncRun {
             if present != nil && known == nil { continue }  // made here since the scan: next sync
             toDownload.append(item)
         }
-        let madeFolders = folders
-        if !madeFolders.isEmpty {
+        let cacheNow = folders + described
+        if !cacheNow.isEmpty {
             try await transaction { tx in
-                for folder in madeFolders { try await Cache(tx).put(folder) }
+                for item in cacheNow { try await Cache(tx).put(item) }
             }
         }
         try await download(toDownload)
@@ -280,8 +315,8 @@ extension SyncRun {
 
     /// What became of one download.
     enum DownloadOutcome: Sendable {
-        /// In place; what to cache.
-        case downloaded(CachedItem)
+        /// In its part file, not yet flushed to disk: where, and what to cache once it is in place.
+        case downloaded(part: String, CachedItem)
         /// The server failed or the disk is full: inform; the next sync tries again.
         case failed(WebDAVItem, WebDAVError)
         /// The server cannot be reached or refused the credentials: the sync stops.
@@ -290,8 +325,9 @@ extension SyncRun {
         var stops: Bool { if case .stopped = self { true } else { false } }
     }
 
-    /// Downloads `items`, `transfers` at once, each to a part file next to its place (synced to disk)
-    /// and renamed in; each batch's folders synced once and its files cached in one transaction.
+    /// Downloads `items`, `transfers` at once, each to a part file next to its place. Each batch's part
+    /// files are flushed to disk at once, renamed in, their folders synced once, and the files cached in
+    /// one transaction: a file is cached as in place only once its bytes and its name are durable.
     mutating func download(_ items: [WebDAVItem]) async throws {
         for start in stride(from: 0, to: items.count, by: Self.batchSize) {
             let batch = Array(items[start..<min(start + Self.batchSize, items.count)])
@@ -299,14 +335,12 @@ extension SyncRun {
             let outcomes = await inParallel(batch, limit: sync.transfers, stopsAll: { $0.stops }) { item in
                 await Self.fetch(item, client: client, local: local)
             }
-            var fetched: [CachedItem] = []
+            var parts: [(part: String, cached: CachedItem)] = []
             var stop: (any Error)?
             for outcome in outcomes {
                 switch outcome {
-                case .downloaded(let cached):
-                    fetched.append(cached)
-                    report.downloaded.append(cached.path)
-                    moved(cached.localSize, cached.path)
+                case .downloaded(let part, let cached):
+                    parts.append((part, cached))
                 case .failed(let item, let error):
                     // Disk full or a server error: inform; the next sync tries again.
                     report.notices.append(FileNotice(path: item.path, message: "download failed: " + error.description, kept: false))
@@ -314,36 +348,61 @@ extension SyncRun {
                     stop = stop ?? error
                 }
             }
-            let settled = fetched
+            var settled: [CachedItem] = []
+            do {
+                try local.flush(parts.map(\.part))
+                for (part, cached) in parts {
+                    try local.install(part, at: cached.path, syncingFolder: false)
+                    var placed = cached
+                    if let present = local.item(cached.path) {
+                        placed.localModified = present.modifiedNanoseconds
+                        placed.localSize = present.size
+                        placed.size = placed.size ?? present.size
+                    }
+                    settled.append(placed)
+                    report.downloaded.append(placed.path)
+                    moved(placed.localSize, placed.path)
+                }
+            } catch {
+                for (part, _) in parts { unlink(part) }
+                stop = stop ?? error
+            }
             if !settled.isEmpty {
                 // The renames are durable before the cache says the files are in place.
                 local.syncFolders(of: settled.map(\.path))
+                let placed = settled
                 try await transaction { tx in
-                    for cached in settled { try await Cache(tx).put(cached) }
+                    for cached in placed { try await Cache(tx).put(cached) }
                 }
             }
             if let stop { throw stop }
         }
     }
 
-    /// Downloads `item` and the cache entry it makes, or the failure.
+    /// Downloads `item` to a part file (not yet flushed) and the cache entry it makes, or the failure.
+    /// The version is the one the `GET`'s answer describes (its ETag, modification time, size and date).
     static func fetch(_ item: WebDAVItem, client: WebDAVClient, local: LocalFolder) async -> DownloadOutcome {
         let part = local.partFile(for: item.path)
-        let etag: String?
+        let fetched: WebDAVItem
         do {
             try local.makeDirectory(WebDAVPath.parent(of: item.path))
-            etag = try await client.download(item.path, to: part)
-            try local.install(part, at: item.path, syncingFolder: false)
+            fetched = try await client.fetch(item.path, to: part, syncing: false)
         } catch {
             unlink(part)
             if let error = error as? WebDAVError, !error.stopsTheSync { return .failed(item, error) }
             return .stopped(error)
         }
-        let present = local.item(item.path)
-        var cached = CachedItem(item, local: present)
-        if let etag { cached.etag = etag }
-        cached.size = present?.size ?? cached.size
-        return .downloaded(cached)
+        var version = item
+        if let etag = fetched.etag {
+            // What came down, described by the answer, rather than what the listing saw before.
+            version.etag = etag
+            version.modified = fetched.modified
+            version.size = fetched.size
+            version.seen = fetched.seen
+        } else {
+            version.seen = nil  // no ETag: the next sync looks it up
+        }
+        return .downloaded(part: part, CachedItem(version, local: nil))
     }
 }
 

@@ -462,6 +462,7 @@ struct SyncRun {
                     cached.etag = fresh.etag
                     cached.modified = fresh.modified
                     cached.size = fresh.size
+                    cached.seen = fresh.seen
                     try await cache.put(cached)
                 }
             }

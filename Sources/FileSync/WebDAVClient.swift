@@ -38,13 +38,17 @@ public struct WebDAVClient: Sendable {
         return path
     }
 
-    private static let propfindBody = Array(
-        """
-        <?xml version="1.0" encoding="utf-8"?>
-        <d:propfind xmlns:d="DAV:" xmlns:oc="http://owncloud.org/ns"><d:prop>\
-        <d:resourcetype/><d:getetag/><d:getlastmodified/><d:getcontentlength/><oc:fileid/>\
-        </d:prop></d:propfind>
-        """.utf8)
+    /// The body of a `PROPFIND`, with or without `getetag` (a server that digests file contents for its
+    /// ETags, as Apache's `FileETag Digest` does, reads every file listed when it is asked for them).
+    private static func propfindBody(etags: Bool) -> [UInt8] {
+        Array(
+            """
+            <?xml version="1.0" encoding="utf-8"?>
+            <d:propfind xmlns:d="DAV:" xmlns:oc="http://owncloud.org/ns"><d:prop>\
+            <d:resourcetype/>\(etags ? "<d:getetag/>" : "")<d:getlastmodified/><d:getcontentlength/><oc:fileid/>\
+            </d:prop></d:propfind>
+            """.utf8)
+    }
 
     /// The item at `path` (depth 0), or `nil` when there is none.
     /// - Throws: ``WebDAVError``.
@@ -56,22 +60,26 @@ public struct WebDAVClient: Sendable {
         }
     }
 
-    /// The items in the folder `path` (depth 1), the folder itself first.
+    /// The items in the folder `path` (depth 1), the folder itself first; without their ETags when
+    /// `etags` is `false`.
     /// - Throws: ``WebDAVError`` (``WebDAVError/Code/notFound`` when there is no such folder).
-    public func contents(of path: String) async throws -> [WebDAVItem] {
-        try await propfind(path, depth: 1)
+    public func contents(of path: String, etags: Bool = true) async throws -> [WebDAVItem] {
+        try await propfind(path, depth: 1, etags: etags)
     }
 
-    /// `PROPFIND` with `Depth: 0` or `1`.
+    /// `PROPFIND` with `Depth: 0` or `1`, asking for the ETags unless `etags` is `false`. Every item's
+    /// ``WebDAVItem/seen`` is the answer's `Date`.
     /// - Throws: ``WebDAVError``.
-    public func propfind(_ path: String, depth: Int) async throws -> [WebDAVItem] {
+    public func propfind(_ path: String, depth: Int, etags: Bool = true) async throws -> [WebDAVItem] {
         let request = WebDAVRequest(
             method: "PROPFIND", path: path,
             headers: ["Depth": depth == 0 ? "0" : "1", "Content-Type": "application/xml; charset=utf-8"],
-            body: .bytes(Self.propfindBody), destination: .memory(limit: MultistatusParser.maxBytes))
+            body: .bytes(Self.propfindBody(etags: etags)), destination: .memory(limit: MultistatusParser.maxBytes))
         let response = try await transport.send(request)
         guard response.status == 207 else { throw error(response, request) }
         var items = try MultistatusParser.items(in: response.body, basePath: basePath)
+        let seen = response.headers["date"].flatMap(HTTPDate.parse)
+        for index in items.indices { items[index].seen = seen }
         if let index = items.firstIndex(where: { $0.path == path }), index != 0 { items.insert(items.remove(at: index), at: 0) }
         return items
     }
@@ -81,10 +89,23 @@ public struct WebDAVClient: Sendable {
     /// - Throws: ``WebDAVError`` (``WebDAVError/Code/deviceFull`` when the device's disk is full).
     @discardableResult
     public func download(_ path: String, to file: String) async throws -> String? {
-        let request = WebDAVRequest(method: "GET", path: path, destination: .file(path: file))
+        try await fetch(path, to: file).etag
+    }
+
+    /// Downloads the file at `path` to `file` (made or replaced; synced to disk unless `syncing` is
+    /// `false`, when the caller makes it durable before relying on it).
+    /// - Returns: the version downloaded as the answer's headers describe it: `ETag`, `Last-Modified`,
+    ///   `Content-Length` and `Date`, each when the server sent it.
+    /// - Throws: ``WebDAVError`` (``WebDAVError/Code/deviceFull`` when the device's disk is full).
+    public func fetch(_ path: String, to file: String, syncing: Bool = true) async throws -> WebDAVItem {
+        let request = WebDAVRequest(method: "GET", path: path, destination: .file(path: file, syncing: syncing))
         let response = try await transport.send(request)
         guard response.status == 200 else { throw error(response, request) }
-        return response.headers["etag"]
+        return WebDAVItem(
+            path: path, isDirectory: false, etag: response.headers["etag"],
+            modified: response.headers["last-modified"].flatMap(HTTPDate.parse),
+            size: response.headers["content-length"].flatMap { Int64($0) },
+            seen: response.headers["date"].flatMap(HTTPDate.parse))
     }
 
     /// Uploads `file` to `path`, if the server holds what `precondition` says.

@@ -215,7 +215,7 @@ public struct WebDAVHTTPTransport: WebDAVTransport {
     /// One attempt: the answer, and the wait its `Retry-After` asks for.
     private func sendOnce(_ request: WebDAVRequest) async throws -> (WebDAVResponse, Duration?) {
         var syncRequest = SyncRequest(method: SyncRequest.Method(rawValue: request.method), path: "/" + WebDAVPath.escape(request.path))
-        let file: String? = if case .file(let path) = request.destination { path } else { nil }
+        let file: (path: String, syncing: Bool)? = if case .file(let path, let syncing) = request.destination { (path, syncing) } else { nil }
         let limit: Int = if case .memory(let given) = request.destination { given } else { 1 << 20 }
         let upload: String? = if case .file(let path) = request.body { path } else { nil }
         // Listings and other answers read into memory may come compressed; a file's bytes are asked for
@@ -238,7 +238,7 @@ public struct WebDAVHTTPTransport: WebDAVTransport {
                     for header in streamed.headers { headers[header.name.lowercased()] = header.value }
                     answer.set(status: response.status, headers: headers)
                     if let file, (200..<300).contains(response.status) {
-                        try await FileChunks.write(streamed.body, to: file)
+                        try await FileChunks.write(streamed.body, to: file.path, syncing: file.syncing)
                         return response
                     }
                     response.body = try await Self.collect(streamed.body, limit: limit, of: request, answer: answer)

@@ -14,9 +14,10 @@ public enum WebDAVRequestBody: Sendable, Hashable {
 public enum WebDAVResponseDestination: Sendable, Hashable {
     /// Into ``WebDAVResponse/body``, up to this many bytes (a larger answer fails).
     case memory(limit: Int)
-    /// Into the file at this path (made or truncated, synced to disk) when the status is 2xx,
-    /// streamed in chunks; any other answer's body goes to memory.
-    case file(path: String)
+    /// Into the file at this path (made or truncated) when the status is 2xx, streamed in chunks, and
+    /// synced to disk unless `syncing` is `false` (the caller then makes it durable, e.g. many files
+    /// with one flush); any other answer's body goes to memory.
+    case file(path: String, syncing: Bool = true)
 }
 
 /// One WebDAV request: method, path under the server's base URL, headers, body.

@@ -75,6 +75,14 @@ struct Files: AsyncParsableCommand {
         @Option(help: "How many uploads, downloads and listings a sync keeps in flight at once.")
         var transfers: Int = 8
 
+        @Flag(
+            help: """
+                Ask the server for every file's ETag on every sync, instead of taking a file listed with the \
+                modification time and size seen before as unchanged (for servers whose clients can set \
+                modification times).
+                """)
+        var compareEtags = false
+
         func validate() throws {
             guard let url = URL(string: server), url.scheme == "http" || url.scheme == "https", url.host != nil else {
                 throw ValidationError("--server must be an http:// or https:// URL")
@@ -102,7 +110,8 @@ struct Files: AsyncParsableCommand {
             try await store.withStore { store in
                 let sync = FolderSync(
                     folder: folder, client: WebDAVClient(transport: transport), store: store, account: Files.account,
-                    device: device, policy: priority, transfers: transfers, progress: { bar.show($0) })
+                    device: device, policy: priority, transfers: transfers, comparesETags: compareEtags,
+                    progress: { bar.show($0) })
                 repeat {
                     let report: FolderSyncReport
                     do {

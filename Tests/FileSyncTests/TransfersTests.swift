@@ -10,19 +10,31 @@ import Testing
 @Suite("FolderSync: transfers in flight, no look-up before an upload")
 struct TransfersTests {
     /// Records every request; holds `PUT`s and `GET`s until `gather` of them wait, then lets them all go.
+    /// With `dated`, every answer's `Date` says that instead of the server's time.
     final class RecordingTransport: WebDAVTransport {
         let base: any WebDAVTransport
         let gather: Int
-        private let state = Mutex((log: [String](), inFlight: 0, most: 0, waiting: [CheckedContinuation<Void, Never>]()))
+        private let state = Mutex(
+            (log: [String](), etagListings: 0, inFlight: 0, most: 0, dated: String?.none,
+             waiting: [CheckedContinuation<Void, Never>]()))
         var baseURL: URL { base.baseURL }
 
-        init(_ base: any WebDAVTransport, gather: Int = 1) {
+        init(_ base: any WebDAVTransport, gather: Int = 1, dated: String? = nil) {
             self.base = base
             self.gather = gather
+            state.withLock { $0.dated = dated }
         }
 
         var log: [String] { state.withLock { $0.log } }
         var mostInFlight: Int { state.withLock { $0.most } }
+        /// How many `PROPFIND`s asked for ETags.
+        var etagListings: Int { state.withLock { $0.etagListings } }
+
+        /// Forgets the requests recorded so far.
+        func clear() { state.withLock { $0.log = []; $0.etagListings = 0 } }
+
+        /// From now on, every answer's `Date` says `date` (an HTTP date), or the server's time when `nil`.
+        func date(_ date: String?) { state.withLock { $0.dated = date } }
 
         /// Lets every held request go (when fewer than `gather` are left).
         func releaseAll() {
@@ -35,6 +47,9 @@ struct TransfersTests {
             let transfer = request.method == "PUT" || request.method == "GET"
             state.withLock { state in
                 state.log.append("\(request.method) \(request.headers["Depth"].map { "depth \($0) " } ?? "")\(request.path)")
+                if case .bytes(let body) = request.body, String(decoding: body, as: UTF8.self).contains("getetag") {
+                    state.etagListings += 1
+                }
                 if transfer {
                     state.inFlight += 1
                     state.most = max(state.most, state.inFlight)
@@ -52,7 +67,9 @@ struct TransfersTests {
                     for waiting in all ?? [] { waiting.resume() }
                 }
             }
-            return try await base.send(request)
+            var response = try await base.send(request)
+            if let dated = state.withLock({ $0.dated }) { response.headers["date"] = dated }
+            return response
         }
     }
 
@@ -84,7 +101,8 @@ struct TransfersTests {
     @Test("new files go up with If-None-Match and no look-up; their ETags come from one listing of their folder")
     func noLookUpBeforeUpload() async throws {
         let world = try await World()
-        let recording = RecordingTransport(world.transport())
+        // Answers dated well after the files were written: what a listing shows is settled.
+        let recording = RecordingTransport(world.transport(), dated: Self.later)
         let device = try world.device(transport: recording)
         for index in 0..<6 { try device.write("f\(index).txt", "file \(index)") }
         let report = try await device.sync()
@@ -92,11 +110,15 @@ struct TransfersTests {
         let log = recording.log
         #expect(log.filter { $0.hasPrefix("PUT ") }.count == 6)
         #expect(!log.contains { $0.hasPrefix("PROPFIND depth 0 f") }, "\(log)")
-        // One listing for the ETags, one for the server's changes.
+        // One listing for the ETags, one (without them) for the server's changes.
         #expect(log.filter { $0 == "PROPFIND depth 1 " }.count == 2, "\(log)")
+        #expect(recording.etagListings == 1)
         #expect(try await device.sync().uploaded.isEmpty)
         #expect(try await world.get("f5.txt") == "file 5")
     }
+
+    /// An HTTP date later than any file of a test is written.
+    static let later = "Fri, 01 Jan 2100 00:00:00 GMT"
 
     @Test("a new file the server already holds the same: the If-None-Match refusal leads to the look, which settles it")
     func sameFileOnBothSides() async throws {
