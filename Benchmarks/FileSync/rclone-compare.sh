@@ -3,7 +3,7 @@
 # `rclone bisync` runs there at all.
 #
 # Usage: Benchmarks/FileSync/rclone-compare.sh [--files N] [--large M] [--folders F] [--runs R] [--anchorage PATH]
-#                                        [--rclone-flag FLAG]... [--markdown FILE] [--keep]
+#                                        [--rclone-flag FLAG]... [--password-hash bcrypt|md5] [--markdown FILE] [--keep]
 #   --files N         small files of 1-8 KiB in the tree (default 2000)
 #   --large M         files of 5 MiB in the tree (default 20)
 #   --folders F       folders the files are spread over (default 40)
@@ -11,6 +11,9 @@
 #   --anchorage PATH  the anchorage binary (default .build/release/anchorage, built when missing)
 #   --rclone-flag F   one more argument for every rclone sync and bisync, repeatable (e.g. --webdav-pacer-min-sleep=0
 #                     on an rclone that has it); shown in the table's header
+#   --password-hash H how the server stores the password: md5 (apr1, the default: well under 1 ms of Apache's CPU
+#                     per request) or bcrypt (2-3 ms per request, as Apache checks it on every request whichever
+#                     client sends it)
 #   --markdown FILE   also write the result (a Markdown table) to FILE
 #   --keep            keep the work folder (trees, stores, logs) and print its path
 #
@@ -43,17 +46,18 @@ anchorage=""
 markdown=""
 keep=0
 rclone_flags=()
+password_hash=md5
 
 die() {
     echo "filesync: $*" >&2
     exit 1
 }
 
-usage() { sed -n '2,29p' "$script" | sed 's/^# \{0,1\}//'; }
+usage() { sed -n '2,31p' "$script" | sed 's/^# \{0,1\}//'; }
 
 while [ $# -gt 0 ]; do
     case "$1" in
-        --files | --large | --folders | --runs | --anchorage | --markdown | --rclone-flag)
+        --files | --large | --folders | --runs | --anchorage | --markdown | --rclone-flag | --password-hash)
             [ $# -ge 2 ] || { echo "filesync: $1 needs a value" >&2; exit 64; }
             case "$1" in
                 --files) files="$2" ;;
@@ -61,6 +65,7 @@ while [ $# -gt 0 ]; do
                 --folders) folders="$2" ;;
                 --runs) runs="$2" ;;
                 --rclone-flag) rclone_flags+=("$2") ;;
+                --password-hash) password_hash="$2" ;;
                 # Paths are the caller's: relative ones start from the folder the script was started in.
                 --anchorage) anchorage="$2"; [[ "$2" = /* ]] || anchorage="$caller/$2" ;;
                 --markdown) markdown="$2"; [[ "$2" = /* ]] || markdown="$caller/$2" ;;
@@ -77,6 +82,8 @@ for value in "$files" "$large" "$folders" "$runs"; do
 done
 [ "$runs" -ge 1 ] && [ "$folders" -ge 1 ] && [ $((files + large)) -ge 1 ] \
     || { echo "filesync: --runs and --folders must be at least 1, and the tree must hold a file" >&2; exit 64; }
+[ "$password_hash" = md5 ] || [ "$password_hash" = bcrypt ] \
+    || { echo "filesync: --password-hash must be md5 or bcrypt" >&2; exit 64; }
 [ "$files" -ge 10 ] || { echo "filesync: --files must be at least 10 (step 3 edits 10 of them)" >&2; exit 64; }
 
 # --- Tools ---------------------------------------------------------------------------------------------------------
@@ -126,7 +133,7 @@ progress "generating the tree ($files small files, $large of 5 MiB, $folders fol
 tree_summary="$(python3 "$here/make_tree.py" tree "$work/tree" --files "$files" --large "$large" --folders "$folders")"
 tree_bytes="$(echo "$tree_summary" | awk '{ print $3 }')"
 
-port="$(scripts/with-apache.sh --start "$work/apache" "$$" | tail -n 1)"
+port="$(APACHE_PASSWORD_HASH="$password_hash" scripts/with-apache.sh --start "$work/apache" "$$" | tail -n 1)"
 [[ "$port" =~ ^[0-9]+$ ]] || die "scripts/with-apache.sh --start did not print a port"
 readonly url="http://127.0.0.1:$port/dav/"
 readonly server_root="$work/apache/root"
@@ -280,7 +287,7 @@ built="$(date -u -r "$anchorage" '+%Y-%m-%d %H:%M UTC')"
 report="$(
     FILES="$files" LARGE="$large" FOLDERS="$folders" RUNS="$runs" TREE_BYTES="$tree_bytes" \
     DATE="$(date -u '+%Y-%m-%d %H:%M UTC')" NPROC="$(nproc)" CPU="$cpu_model" RAM="$ram" KERNEL="$(uname -sr)" \
-    LOAD="$load_at_start" APACHE="$apache_version" RCLONE="$rclone_version" RCLONE_FLAGS="${rclone_flags[*]-}" \
+    LOAD="$load_at_start" PASSWORD_HASH="$password_hash" APACHE="$apache_version" RCLONE="$rclone_version" RCLONE_FLAGS="${rclone_flags[*]-}" \
     ANCHORAGE="$anchorage (${anchorage_version:-version unknown}, checkout $commit; binary built $built)" \
     BISYNC_STATUS="$bisync_status" BISYNC_ELAPSED="$bisync_elapsed" BISYNC_ERROR="$bisync_error" \
     BISYNC_NEXT_STATUS="$bisync_next_status" BISYNC_NEXT_ELAPSED="$bisync_next_elapsed" \
@@ -325,7 +332,8 @@ out.append("### File sync: Anchorage vs rclone on Apache mod_dav")
 out.append("")
 out.append(f"- Date: {env['DATE']}")
 out.append(f"- Machine: {env['NPROC']} CPUs ({env['CPU']}), {env['RAM']} RAM, {env['KERNEL']}; load average at start {env['LOAD']}")
-out.append(f"- Server: {env['APACHE']}, mod_dav_fs, `FileETag Digest`, on 127.0.0.1 (scripts/with-apache.sh)")
+hash_name = {"md5": "apr1-MD5 (`htpasswd -m`)", "bcrypt": "bcrypt (`htpasswd -B`)"}[env["PASSWORD_HASH"]]
+out.append(f"- Server: {env['APACHE']}, mod_dav_fs, `FileETag Digest`, password stored as {hash_name}, on 127.0.0.1 (scripts/with-apache.sh)")
 flags = f", `{env['RCLONE_FLAGS']}`" if env["RCLONE_FLAGS"] else ""
 out.append(f"- rclone: {env['RCLONE']}, WebDAV remote with vendor `other`, `--transfers 4`{flags}, no `--checksum`")
 out.append(f"- Anchorage: {env['ANCHORAGE']}, `anchorage files sync`, SQLite store")
