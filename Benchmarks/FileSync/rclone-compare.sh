@@ -53,7 +53,7 @@ die() {
     exit 1
 }
 
-usage() { sed -n '2,31p' "$script" | sed 's/^# \{0,1\}//'; }
+usage() { sed -n '2,32p' "$script" | sed 's/^# \{0,1\}//'; }
 
 while [ $# -gt 0 ]; do
     case "$1" in
