@@ -350,6 +350,7 @@ extension SyncRun {
             }
             var settled: [CachedItem] = []
             do {
+                try await nameUnnamed(&parts)
                 try local.flush(parts.map(\.part))
                 for (part, cached) in parts {
                     try local.install(part, at: cached.path, syncingFolder: false)
@@ -379,6 +380,23 @@ extension SyncRun {
         }
     }
 
+    /// Gives downloaded files whose `GET` answer carried no ETag (and whose listing asked for none) the
+    /// ETag a look-up finds, when it describes the same modification time and size as the download's answer.
+    /// A file left without one is looked up again by the next sync.
+    func nameUnnamed(_ parts: inout [(part: String, cached: CachedItem)]) async throws {
+        let unnamed = parts.filter { $0.cached.etag == nil }.map(\.cached.path)
+        guard !unnamed.isEmpty else { return }
+        let held = try await lookUp(unnamed)
+        for index in parts.indices where parts[index].cached.etag == nil {
+            let cached = parts[index].cached
+            guard let server = held[cached.path], cached.modified != nil, server.modified == cached.modified,
+                server.size == cached.size
+            else { continue }
+            parts[index].cached.etag = server.etag
+            parts[index].cached.seen = server.seen
+        }
+    }
+
     /// Downloads `item` to a part file (not yet flushed) and the cache entry it makes, or the failure.
     /// The version is the one the `GET`'s answer describes (its ETag, modification time, size and date).
     static func fetch(_ item: WebDAVItem, client: WebDAVClient, local: LocalFolder) async -> DownloadOutcome {
@@ -396,11 +414,15 @@ extension SyncRun {
         if let etag = fetched.etag {
             // What came down, described by the answer, rather than what the listing saw before.
             version.etag = etag
-            version.modified = fetched.modified
-            version.size = fetched.size
+            version.modified = fetched.modified ?? item.modified
+            version.size = fetched.size ?? item.size
             version.seen = fetched.seen
         } else {
-            version.seen = nil  // no ETag: the next sync looks it up
+            // No ETag in the answer: the listing's, if it had one (the same version or an older one, so a
+            // change is downloaded again rather than missed), else ``nameUnnamed(_:)`` looks for one.
+            version.modified = fetched.modified ?? item.modified
+            version.size = fetched.size ?? item.size
+            version.seen = nil
         }
         return .downloaded(part: part, CachedItem(version, local: nil))
     }

@@ -48,6 +48,31 @@ struct ListingTests {
         #expect(tablet.read("d/f2.txt") == "file 2, longer now")
     }
 
+    /// Takes the `ETag` out of every `GET` answer, as a server that sends none there would.
+    struct NoETagOnGET: WebDAVTransport {
+        let base: any WebDAVTransport
+        var baseURL: URL { base.baseURL }
+
+        func send(_ request: WebDAVRequest) async throws -> WebDAVResponse {
+            var response = try await base.send(request)
+            if request.method == "GET" { response.headers["etag"] = nil }
+            return response
+        }
+    }
+
+    @Test("a server whose GET answers carry no ETag: the files come down once, named by a look-up, and stay")
+    func downloadWithoutETagInAnswer() async throws {
+        let world = try await World()
+        for index in 0..<5 { try await world.put("f\(index).txt", "file \(index)") }
+        let recording = RecordingTransport(NoETagOnGET(base: world.transport()), dated: TransfersTests.later)
+        let tablet = try world.device("tablet", transport: recording)
+        #expect(try await tablet.sync().downloaded.count == 5)
+        recording.clear()
+        #expect(try await tablet.sync().downloaded.isEmpty)
+        #expect(!recording.log.contains { $0.hasPrefix("GET") }, "\(recording.log)")
+        #expect(recording.etagListings == 0, "\(recording.log)")
+    }
+
     @Test("a file rewritten in the second its description was given, same size and time, is looked up and downloaded")
     func sameSecondRewriteIsLookedUp() async throws {
         let world = try await World()

@@ -81,7 +81,7 @@ struct TransfersTests {
         let sync = FolderSync(folder: phone.folder, client: phone.client, store: phone.store, account: "ada", transfers: 4)
         for index in 0..<8 { try phone.write("f\(index).txt", "file \(index)") }
         let uploading = Task { try await sync.sync() }
-        let gathered = await yieldUntil { uploads.mostInFlight == 4 }
+        let gathered = await yieldUntil(maxYields: 5_000_000) { uploads.mostInFlight == 4 }
         uploads.releaseAll()  // a sync that sent one at a time would wait here for ever
         #expect(gathered)
         #expect(try await uploading.value.uploaded.count == 8)
@@ -91,7 +91,7 @@ struct TransfersTests {
         let tablet = try world.device("tablet", transport: downloads)
         let second = FolderSync(folder: tablet.folder, client: tablet.client, store: tablet.store, account: "ada", transfers: 4)
         let downloading = Task { try await second.sync() }
-        let gatheredDownloads = await yieldUntil { downloads.mostInFlight == 4 }
+        let gatheredDownloads = await yieldUntil(maxYields: 5_000_000) { downloads.mostInFlight == 4 }
         downloads.releaseAll()
         #expect(gatheredDownloads)
         #expect(try await downloading.value.downloaded.count == 8)
