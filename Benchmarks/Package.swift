@@ -104,6 +104,18 @@ let package = Package(
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             ]),
 
+        // MARK: Incremental cost: a 10-edit sync after 1,000 and after 100,000 records, in every stack
+        .executableTarget(
+            name: "incremental-sync",
+            dependencies: [
+                .product(name: "SyncCore", package: "Anchorage"),
+                .product(name: "SyncJSON", package: "Anchorage"),
+                .product(name: "SyncSQLite", package: "Anchorage"),
+                .product(name: "Aquasync", package: "Anchorage"),
+                .product(name: "AppSync", package: "Anchorage"),
+                .product(name: "OTASync", package: "Anchorage"),
+            ]),
+
         // MARK: Load: fast syncs of many devices, bulk upload and pull, import (performance.sh runs it with Kinto)
         .executableTarget(
             name: "sync-load",

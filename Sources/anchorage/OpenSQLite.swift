@@ -3,7 +3,7 @@ import SyncCore
 import SyncSQLite
 
 /// Opens the SQLite store at `path`, creating it when missing.
-func openSQLiteStore(path: String) throws -> any SyncStore {
+func openSQLiteStore(path: String) throws -> SQLiteStore {
     do {
         return try SQLiteStore(path: path)
     } catch {

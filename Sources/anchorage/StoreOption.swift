@@ -1,6 +1,7 @@
 import ArgumentParser
 import Foundation
 import SyncCore
+import SyncSQLite
 
 /// A store named on the command line: `memory`, `sqlite:PATH` (the default
 /// for servers and devices), or `postgres://USER[:PASSWORD]@HOST[:PORT]/DATABASE`.
@@ -44,7 +45,17 @@ struct StoreOption: ExpressibleByArgument, CustomStringConvertible {
         case .memory:
             return try await body(MemoryStore())
         case .sqlite(let path):
-            return try await body(try openSQLiteStore(path: path))
+            // Closed here, at a known point, rather than whenever the last reference goes.
+            let store = try openSQLiteStore(path: path)
+            let result: Result
+            do {
+                result = try await body(store)
+            } catch {
+                try? store.close()
+                throw error
+            }
+            try? store.close()
+            return result
         case .postgres(let location):
             return try await withPostgresStore(at: location, body)
         }
