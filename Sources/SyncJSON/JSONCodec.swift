@@ -63,18 +63,25 @@ public struct JSONCodec: SyncCodec, StoredFieldsEncoding, StoredFieldsDecoding {
     ///   for a non-finite real or a date outside the years 0000–9999, and with
     ///   ``SyncCore/CodecError/Code/limitExceeded`` for a value nested deeper than ``limits``.
     public func encode(_ value: SyncValue) throws(CodecError) -> [UInt8] {
-        var writer = JSONWriter(maxDepth: limits.maxDepth)
-        try writer.write(value, depth: 0)
-        return writer.bytes
+        let maxDepth = limits.maxDepth
+        let estimate = JSONSize.estimate(of: value, depth: 0, maxDepth: maxDepth)
+        return try JSONWriter.bytes(capacity: estimate + estimate / 32 + 64, maxDepth: maxDepth) { writer throws(CodecError) in
+            try writer.write(value, depth: 0)
+        }
     }
 
     /// Encodes `document` as ``encode(_:)-(SyncValue)`` encodes its value, writing records' stored
     /// fields from their stored form: how a server answers a pull of many records in JSON.
     /// - Throws: what ``encode(_:)-(SyncValue)`` throws, or `StoreError` when stored fields cannot be read.
     package func encode(_ document: StoredFieldsDocument) throws -> [UInt8] {
-        var writer = JSONWriter(maxDepth: limits.maxDepth)
-        try writer.write(document)
-        return writer.bytes
+        var estimate = 64
+        for value in document.values.values { estimate += JSONSize.estimate(of: value, depth: 1, maxDepth: limits.maxDepth) }
+        for items in document.storedArrays.values {
+            for item in items { estimate += item.blob.count + item.blob.count / 2 + 16 }
+        }
+        return try JSONWriter.bytes(capacity: estimate, maxDepth: limits.maxDepth) { writer in
+            try writer.write(document)
+        }
     }
 
     /// Reads `bytes` as ``decode(_:)`` does, but for the arrays of dictionaries under the keys

@@ -1,6 +1,6 @@
 public import SyncCore
 
-/// The MessagePack codec: msgpack-c's packer writes, a small C pull reader
+/// The MessagePack codec: a Swift writer that gives msgpack-c's bytes, a small C pull reader
 /// over the input reads, between MessagePack bytes and ``SyncCore/SyncValue``.
 ///
 /// ```swift
@@ -60,9 +60,7 @@ public struct MessagePackCodec: SyncCodec {
     ///   of 2^32 elements or more; with ``SyncCore/CodecError/Code/limitExceeded``
     ///   for a value nested deeper than ``limits``.
     public func encode(_ value: SyncValue) throws(CodecError) -> [UInt8] {
-        var writer = try MessagePackWriter(maxDepth: limits.maxDepth, capacity: 512)
-        try writer.write(value, depth: 0)
-        return try writer.finish()
+        try MessagePackWriter.bytes(of: value, maxDepth: limits.maxDepth)
     }
 
     /// Decodes the one MessagePack value that spans all of `bytes`.

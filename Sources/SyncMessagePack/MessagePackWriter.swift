@@ -1,4 +1,3 @@
-internal import CAnchorageMsgPackShim
 #if canImport(FoundationEssentials)
 import FoundationEssentials
 #else
@@ -6,45 +5,44 @@ import Foundation
 #endif
 import SyncCore
 
-/// Writes a ``SyncValue`` as MessagePack through msgpack-c's packer, into a
-/// buffer the C side owns until ``finish()`` copies it out.
-struct MessagePackWriter: ~Copyable {
-    /// The C writer: an `msgpack_packer` over an `msgpack_sbuffer`.
-    private let writer: OpaquePointer
+/// Writes a ``SyncValue`` as MessagePack, in Swift.
+///
+/// One walk of the value writes through a pointer into a buffer that grows in place (`realloc`): a
+/// header is a few stores, and no value is copied or allocated for. The bytes of a large `data` value
+/// are not copied there but noted, and copied once, straight from the value, into the array returned,
+/// which is allocated once at its final size and filled from the buffer and these notes. Every value
+/// takes the form msgpack-c's packer gives it (the smallest), so the bytes are those msgpack-c writes.
+/// Dictionary keys are sorted through a reused scratch list (``SyncCore/SortedKeys``).
+struct MessagePackWriter {
+    /// Where the bytes go.
+    var output: ByteOutput
     /// The deepest nesting of arrays and dictionaries allowed.
-    private let maxDepth: Int
+    let maxDepth: Int
+    /// The keys of the dictionaries being written, each dictionary's as a sorted run on top of its parent's.
+    var keyOrder = SortedKeys()
+    /// Large `data` payloads left out of ``output``: each belongs at `offset` of it.
+    private var gathered: [(offset: Int, bytes: [UInt8])] = []
+    /// The bytes of the payloads in ``gathered``.
+    private var gatheredCount = 0
+    /// The size from which a `data` payload is gathered rather than copied into ``output``.
+    private static let gatherThreshold = 4_096
 
-    /// Makes a writer whose buffer starts with room for `capacity` bytes.
-    /// - Throws: ``CodecError/Code/backendFailure`` when out of memory.
-    init(maxDepth: Int, capacity: Int) throws(CodecError) {
-        guard let writer = anch_mp_writer_new(capacity) else {
-            throw CodecError(.backendFailure, "out of memory for the MessagePack writer")
-        }
-        self.writer = writer
+    init(output: ByteOutput, maxDepth: Int) {
+        self.output = output
         self.maxDepth = maxDepth
-    }
-
-    deinit { anch_mp_writer_free(writer) }
-
-    /// The bytes written.
-    /// - Throws: ``CodecError/Code/backendFailure`` when a write ran out of memory.
-    consuming func finish() throws(CodecError) -> [UInt8] {
-        guard !anch_mp_writer_failed(writer) else {
-            throw CodecError(.backendFailure, "out of memory while writing MessagePack")
-        }
-        let count = anch_mp_writer_size(writer)
-        guard count > 0, let start = anch_mp_writer_data(writer) else { return [] }
-        return [UInt8](UnsafeBufferPointer(start: start, count: count))
     }
 
     /// Appends `value`, nested in `depth` containers.
     mutating func write(_ value: SyncValue, depth: Int) throws(CodecError) {
         switch value {
-        case .null: anch_mp_write_nil(writer)
-        case .bool(let flag): anch_mp_write_bool(writer, flag)
-        case .integer(let integer): anch_mp_write_int64(writer, integer)
-        case .unsignedInteger(let integer): anch_mp_write_uint64(writer, integer)
-        case .real(let real): anch_mp_write_double(writer, real)
+        case .null: output.append(0xC0)
+        case .bool(let flag): output.append(flag ? 0xC3 : 0xC2)
+        case .integer(let integer): writeInteger(integer)
+        case .unsignedInteger(let integer): writeUnsigned(integer)
+        case .real(let real):
+            output.reserve(9)
+            output.appendUnchecked(0xCB)
+            output.appendUncheckedBigEndian(real.bitPattern)
         case .string(let string): try writeString(string)
         case .date(let date):
             guard let (seconds, nanoseconds) = MessagePackTimestamp.parts(of: date) else {
@@ -52,41 +50,201 @@ struct MessagePackWriter: ~Copyable {
                     "\(CodecError.describing(date)) has no exact MessagePack timestamp"
                         + " (it must be finite, within ±2^52 s of 1970 and a whole number of nanoseconds)")
             }
-            anch_mp_write_timestamp(writer, seconds, nanoseconds)
+            writeTimestamp(seconds: seconds, nanoseconds: nanoseconds)
         case .data(let bytes):
             try checkLength(bytes.count, of: "data")
-            bytes.withUnsafeBufferPointer { anch_mp_write_bin(writer, $0.baseAddress, $0.count) }
+            writeHeader(bytes.count, small: 0, fix: 0, one: 0xC4)
+            if bytes.count >= Self.gatherThreshold {
+                gathered.append((output.count, bytes))
+                gatheredCount += bytes.count
+            } else {
+                bytes.withUnsafeBufferPointer { output.append(contentsOf: $0) }
+            }
         case .array(let elements):
             try enterContainer(depth: depth)
             try checkLength(elements.count, of: "an array")
-            anch_mp_write_array(writer, UInt32(truncatingIfNeeded: elements.count))
+            writeContainerHeader(elements.count, fix: 0x90, two: 0xDC)
             for element in elements { try write(element, depth: depth + 1) }
         case .dictionary(let entries):
             try enterContainer(depth: depth)
             try checkLength(entries.count, of: "a dictionary")
-            anch_mp_write_map(writer, UInt32(truncatingIfNeeded: entries.count))
+            writeContainerHeader(entries.count, fix: 0x80, two: 0xDE)
             if entries.count == 1, let entry = entries.first {
                 try writeString(entry.key)
                 try write(entry.value, depth: depth + 1)
+            } else if entries.count == 2 {
+                // Pairs (a label and a value) are common enough to skip the sort.
+                let startIndex = entries.startIndex
+                var first = entries[startIndex]
+                var second = entries[entries.index(after: startIndex)]
+                if SortedKeys.precedes(second.key, first.key) { swap(&first, &second) }
+                try writeString(first.key)
+                try write(first.value, depth: depth + 1)
+                try writeString(second.key)
+                try write(second.value, depth: depth + 1)
             } else {
-                for index in KeyOrder.sortedIndices(of: entries) {
-                    let (key, value) = entries[index]
+                let run = keyOrder.push(entries)
+                for position in run {
+                    let (key, element) = entries[keyOrder.index(at: position)]
                     try writeString(key)
-                    try write(value, depth: depth + 1)
+                    try write(element, depth: depth + 1)
                 }
+                keyOrder.pop(run)
             }
         }
     }
 
-    /// Appends a str with the string's UTF-8 bytes, read in place when the string is contiguous.
+    /// The MessagePack bytes of `value`.
+    /// - Throws: ``SyncCore/CodecError`` for a value MessagePack cannot carry or nested deeper than `maxDepth`.
+    static func bytes(of value: SyncValue, maxDepth: Int) throws(CodecError) -> [UInt8] {
+        var writer = MessagePackWriter(output: ByteOutput(ownedCapacity: 16_384), maxDepth: maxDepth)
+        defer { writer.output.releaseSpill() }
+        try writer.write(value, depth: 0)
+        return writer.gatheredBytes()
+    }
+
+    /// The bytes written: ``output`` with the gathered payloads in their places, in one array allocated
+    /// at its final size.
+    func gatheredBytes() -> [UInt8] {
+        let total = output.count + gatheredCount
+        return [UInt8](unsafeUninitializedCapacity: total) { buffer, initializedCount in
+            guard var target = UnsafeMutableRawPointer(buffer.baseAddress) else { return }
+            var source = 0
+            for piece in gathered {
+                let run = piece.offset - source
+                target.copyMemory(from: output.start + source, byteCount: run)
+                target += run
+                source = piece.offset
+                piece.bytes.withUnsafeBytes { bytes in
+                    target.copyMemory(from: bytes.baseAddress!, byteCount: bytes.count)
+                }
+                target += piece.bytes.count
+            }
+            target.copyMemory(from: output.start + source, byteCount: output.count - source)
+            initializedCount = total
+        }
+    }
+
+    /// Appends a signed integer in msgpack-c's smallest form (non-negative values as uint).
+    @inline(__always)
+    private mutating func writeInteger(_ value: Int64) {
+        if value >= -32 && value < 128 {
+            output.append(UInt8(truncatingIfNeeded: value))
+            return
+        }
+        guard value < 0 else {
+            writeUnsigned(UInt64(value))
+            return
+        }
+        output.reserve(9)
+        if value >= -128 {
+            output.appendUnchecked(0xD0)
+            output.appendUnchecked(UInt8(truncatingIfNeeded: value))
+        } else if value >= -32_768 {
+            output.appendUnchecked(0xD1)
+            output.appendUncheckedBigEndian(UInt16(truncatingIfNeeded: value))
+        } else if value >= -2_147_483_648 {
+            output.appendUnchecked(0xD2)
+            output.appendUncheckedBigEndian(UInt32(truncatingIfNeeded: value))
+        } else {
+            output.appendUnchecked(0xD3)
+            output.appendUncheckedBigEndian(UInt64(bitPattern: value))
+        }
+    }
+
+    /// Appends an unsigned integer in its smallest form.
+    @inline(__always)
+    private mutating func writeUnsigned(_ value: UInt64) {
+        output.reserve(9)
+        if value < 0x80 {
+            output.appendUnchecked(UInt8(truncatingIfNeeded: value))
+        } else if value <= 0xFF {
+            output.appendUnchecked(0xCC)
+            output.appendUnchecked(UInt8(truncatingIfNeeded: value))
+        } else if value <= 0xFFFF {
+            output.appendUnchecked(0xCD)
+            output.appendUncheckedBigEndian(UInt16(truncatingIfNeeded: value))
+        } else if value <= 0xFFFF_FFFF {
+            output.appendUnchecked(0xCE)
+            output.appendUncheckedBigEndian(UInt32(truncatingIfNeeded: value))
+        } else {
+            output.appendUnchecked(0xCF)
+            output.appendUncheckedBigEndian(value)
+        }
+    }
+
+    /// Appends a str or bin header: `fix | count` below `small`, else the 8-, 16- or 32-bit length form
+    /// whose type byte is `one`, `one + 1`, `one + 2`.
+    @inline(__always)
+    private mutating func writeHeader(_ count: Int, small: Int, fix: UInt8, one: UInt8) {
+        output.reserve(5)
+        if count < small {
+            output.appendUnchecked(fix | UInt8(truncatingIfNeeded: count))
+        } else if count <= 0xFF {
+            output.appendUnchecked(one)
+            output.appendUnchecked(UInt8(truncatingIfNeeded: count))
+        } else if count <= 0xFFFF {
+            output.appendUnchecked(one + 1)
+            output.appendUncheckedBigEndian(UInt16(truncatingIfNeeded: count))
+        } else {
+            output.appendUnchecked(one + 2)
+            output.appendUncheckedBigEndian(UInt32(truncatingIfNeeded: count))
+        }
+    }
+
+    /// Appends an array or map header: `fix | count` below 16, else the 16- or 32-bit form (`two`, `two + 1`).
+    @inline(__always)
+    private mutating func writeContainerHeader(_ count: Int, fix: UInt8, two: UInt8) {
+        output.reserve(5)
+        if count < 16 {
+            output.appendUnchecked(fix | UInt8(truncatingIfNeeded: count))
+        } else if count <= 0xFFFF {
+            output.appendUnchecked(two)
+            output.appendUncheckedBigEndian(UInt16(truncatingIfNeeded: count))
+        } else {
+            output.appendUnchecked(two + 1)
+            output.appendUncheckedBigEndian(UInt32(truncatingIfNeeded: count))
+        }
+    }
+
+    /// Appends a str with the string's UTF-8 bytes, read in place.
+    @inline(__always)
     private mutating func writeString(_ string: String) throws(CodecError) {
-        let utf8 = string.utf8
-        try checkLength(utf8.count, of: "a string")
-        let writer = self.writer
-        let written: Void? = utf8.withContiguousStorageIfAvailable { anch_mp_write_str(writer, $0.baseAddress, $0.count) }
+        try checkLength(string.utf8.count, of: "a string")
+        let written: Void? = string.utf8.withContiguousStorageIfAvailable { utf8 in
+            writeHeader(utf8.count, small: 32, fix: 0xA0, one: 0xD9)
+            output.append(contentsOf: utf8)
+        }
         if written == nil {
             var contiguous = string
-            contiguous.withUTF8 { anch_mp_write_str(writer, $0.baseAddress, $0.count) }
+            contiguous.withUTF8 { utf8 in
+                writeHeader(utf8.count, small: 32, fix: 0xA0, one: 0xD9)
+                output.append(contentsOf: utf8)
+            }
+        }
+    }
+
+    /// Appends the timestamp extension (type -1) in its smallest form: 4 bytes for whole seconds in
+    /// 0 ..< 2^32, 8 bytes for seconds in 0 ..< 2^34, else 12 (`c7 0c ff`).
+    private mutating func writeTimestamp(seconds: Int64, nanoseconds: UInt32) {
+        output.reserve(15)
+        if seconds >> 34 == 0 {
+            let packed = UInt64(nanoseconds) << 34 | UInt64(seconds)
+            if packed >> 32 == 0 {
+                output.appendUnchecked(0xD6)
+                output.appendUnchecked(0xFF)
+                output.appendUncheckedBigEndian(UInt32(truncatingIfNeeded: packed))
+            } else {
+                output.appendUnchecked(0xD7)
+                output.appendUnchecked(0xFF)
+                output.appendUncheckedBigEndian(packed)
+            }
+        } else {
+            output.appendUnchecked(0xC7)
+            output.appendUnchecked(12)
+            output.appendUnchecked(0xFF)
+            output.appendUncheckedBigEndian(nanoseconds)
+            output.appendUncheckedBigEndian(UInt64(bitPattern: seconds))
         }
     }
 

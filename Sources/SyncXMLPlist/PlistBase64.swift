@@ -1,3 +1,5 @@
+import SyncCore
+
 /// Base64 (RFC 4648) for `<data>`: wrapped, indented output and a reader that
 /// skips XML white space.
 enum PlistBase64 {
@@ -18,34 +20,27 @@ enum PlistBase64 {
     /// Characters of base64 per line, as Apple and Python write them.
     static let lineLength = 76
 
+    /// The size of what ``appendLines(of:indent:to:)`` appends for `count` bytes.
+    static func linesSize(of count: Int, indent: Int) -> Int {
+        let characters = (count + 2) / 3 * 4
+        let lines = (characters + lineLength - 1) / lineLength
+        return characters + lines * (indent + 1)
+    }
+
     /// Appends the base64 of `bytes`, one line per ``lineLength`` characters, each
     /// line preceded by `indent` tabs and followed by a newline.
-    static func appendLines(of bytes: [UInt8], indent: Int, to out: inout [UInt8]) {
-        let groupsPerLine = lineLength / 4
+    static func appendLines(of bytes: [UInt8], indent: Int, to out: inout ByteOutput) {
+        guard !bytes.isEmpty else { return }
+        out.reserve(linesSize(of: bytes.count, indent: indent))
+        let bytesPerLine = lineLength / 4 * 3
         bytes.withUnsafeBufferPointer { input in
-            alphabet.withUnsafeBufferPointer { table in
-                var index = 0
-                var group = 0
-                while index < input.count {
-                    if group == 0 {
-                        for _ in 0..<indent { out.append(0x09) }
-                    }
-                    let remaining = input.count - index
-                    let b0 = UInt32(input[index])
-                    let b1 = remaining > 1 ? UInt32(input[index + 1]) : 0
-                    let b2 = remaining > 2 ? UInt32(input[index + 2]) : 0
-                    let triple = b0 << 16 | b1 << 8 | b2
-                    out.append(table[Int(triple >> 18 & 0x3F)])
-                    out.append(table[Int(triple >> 12 & 0x3F)])
-                    out.append(remaining > 1 ? table[Int(triple >> 6 & 0x3F)] : UInt8(ascii: "="))
-                    out.append(remaining > 2 ? table[Int(triple & 0x3F)] : UInt8(ascii: "="))
-                    index += 3
-                    group += 1
-                    if group == groupsPerLine || index >= input.count {
-                        out.append(0x0A)
-                        group = 0
-                    }
-                }
+            var index = 0
+            while index < input.count {
+                for _ in 0..<indent { out.appendUnchecked(0x09) }
+                let lineEnd = Swift.min(index + bytesPerLine, input.count)
+                out.appendBase64(UnsafeBufferPointer(rebasing: input[index..<lineEnd]))
+                out.appendUnchecked(0x0A)
+                index = lineEnd
             }
         }
     }

@@ -62,35 +62,27 @@ enum PlistNumberFormat {
 
     /// Appends the shortest text that reads back as exactly `value`
     /// (`nan`, `+infinity` and `-infinity` for the non-finite ones, as Apple writes them).
-    static func append(real value: Double, to out: inout [UInt8]) {
+    static func append(real value: Double, to out: inout ByteOutput) {
         if value.isNaN {
-            out.append(contentsOf: "nan".utf8)
+            out.append("nan")
         } else if value.isInfinite {
-            out.append(contentsOf: (value < 0 ? "-infinity" : "+infinity").utf8)
+            out.append(value < 0 ? "-infinity" : "+infinity")
         } else {
-            out.append(contentsOf: value.description.utf8)
+            var text = value.description
+            text.withUTF8 { out.append(contentsOf: $0) }
         }
     }
 
     /// Appends the decimal digits of `value`.
-    static func append(integer value: Int64, to out: inout [UInt8]) {
+    @inline(__always)
+    static func append(integer value: Int64, to out: inout ByteOutput) {
         if value < 0 { out.append(UInt8(ascii: "-")) }
         append(unsigned: value.magnitude, to: &out)
     }
 
     /// Appends the decimal digits of `value`.
-    static func append(unsigned value: UInt64, to out: inout [UInt8]) {
-        var digits: (UInt64, UInt64, UInt64) = (0, 0, 0)  // 24 bytes: room for 20 digits
-        var count = 0
-        var rest = value
-        withUnsafeMutableBytes(of: &digits) { buffer in
-            repeat {
-                buffer[23 - count] = UInt8(ascii: "0") + UInt8(rest % 10)
-                rest /= 10
-                count += 1
-            } while rest > 0
-            out.append(contentsOf: buffer[(24 - count)...])
-        }
+    static func append(unsigned value: UInt64, to out: inout ByteOutput) {
+        out.appendDecimal(value)
     }
 
     static func isWhitespace(_ byte: UInt8) -> Bool {

@@ -7,7 +7,12 @@ import SyncCore
 
 /// Writes a ``SyncValue`` as an XML property list, streaming into a byte array
 /// with Apple's layout: the standard prologue, one element per line, tab indentation.
+///
+/// A first walk estimates the size of the document (exactly, but for escapes and the digits of
+/// numbers, which it counts at their longest), so that the bytes are written once, through a pointer,
+/// into the array that becomes ``output``; `<data>` is base64-encoded straight into it.
 struct XMLPlistWriter {
+    /// The document, once ``writeDocument(_:)`` has written it.
     private(set) var output: [UInt8] = []
     private let maxDepth: Int
 
@@ -22,32 +27,89 @@ struct XMLPlistWriter {
 
     init(maxDepth: Int, capacity: Int = 512) {
         self.maxDepth = maxDepth
-        output.reserveCapacity(capacity)
     }
 
     /// Writes the whole document.
     mutating func writeDocument(_ value: SyncValue) throws(XMLPlistWriteFailure) {
-        output.append(contentsOf: Self.prologue)
-        try write(value, depth: 0)
-        output.append(contentsOf: Self.epilogue)
+        let maxDepth = self.maxDepth
+        let estimate =
+            Self.prologue.count + Self.epilogue.count + XMLPlistSize.estimate(of: value, depth: 0, maxDepth: maxDepth)
+        output = try ByteOutput.bytes(capacity: estimate + estimate / 64 + 64) { output throws(XMLPlistWriteFailure) in
+            var encoder = XMLPlistEncoder(output: output, maxDepth: maxDepth)
+            defer { output = encoder.output }
+            Self.prologue.withUnsafeBufferPointer { encoder.output.append(contentsOf: $0) }
+            try encoder.write(value, depth: 0)
+            Self.epilogue.withUnsafeBufferPointer { encoder.output.append(contentsOf: $0) }
+        }
+    }
+}
+
+/// Estimates of the size of XML property list elements, for sizing the output before writing.
+enum XMLPlistSize {
+    /// The size of `value` written at `depth`, counting no escapes and the longest numbers; below
+    /// containers deeper than `maxDepth` (which the writer refuses) it stops counting.
+    static func estimate(of value: SyncValue, depth: Int, maxDepth: Int) -> Int {
+        switch value {
+        case .string(let string): return depth + 18 + string.utf8.count  // <string></string>\n
+        case .integer, .unsignedInteger: return depth + 20 + 20  // <integer></integer>\n
+        case .real: return depth + 14 + 24  // <real></real>\n
+        case .bool: return depth + 9  // <false/>\n
+        case .date: return depth + 14 + 20  // <date></date>\n
+        case .data(let bytes): return 2 * depth + 15 + PlistBase64.linesSize(of: bytes.count, indent: depth)
+        case .null: return 0
+        case .array(let elements):
+            guard depth < maxDepth else { return 0 }
+            var size = 2 * depth + 17  // <array>\n</array>\n
+            for element in elements { size &+= estimate(of: element, depth: depth + 1, maxDepth: maxDepth) }
+            return size
+        case .dictionary(let entries):
+            guard depth < maxDepth else { return 0 }
+            var size = 2 * depth + 15  // <dict>\n</dict>\n
+            for (key, element) in entries {
+                size &+= depth + 1 + 12 + key.utf8.count  // <key></key>\n
+                size &+= estimate(of: element, depth: depth + 1, maxDepth: maxDepth)
+            }
+            return size
+        }
+    }
+}
+
+/// The walk that writes elements into a ``ByteOutput``.
+private struct XMLPlistEncoder {
+    /// Where the bytes go.
+    var output: ByteOutput
+    /// The deepest nesting of arrays and dictionaries allowed.
+    let maxDepth: Int
+    /// The keys of the dictionaries being written, in order.
+    var keyOrder = SortedKeys()
+
+    init(output: ByteOutput, maxDepth: Int) {
+        self.output = output
+        self.maxDepth = maxDepth
     }
 
     /// Writes `value` on its own line(s), indented by `depth` tabs.
-    private mutating func write(_ value: SyncValue, depth: Int) throws(XMLPlistWriteFailure) {
+    mutating func write(_ value: SyncValue, depth: Int) throws(XMLPlistWriteFailure) {
         indent(depth)
         switch value {
         case .string(let string):
-            output.append(contentsOf: "<string>".utf8)
+            output.append("<string>")
             try appendEscaped(string)
-            output.append(contentsOf: "</string>\n".utf8)
+            output.append("</string>\n")
         case .integer(let integer):
-            appendElement("integer") { PlistNumberFormat.append(integer: integer, to: &$0) }
+            output.append("<integer>")
+            PlistNumberFormat.append(integer: integer, to: &output)
+            output.append("</integer>\n")
         case .unsignedInteger(let integer):
-            appendElement("integer") { PlistNumberFormat.append(unsigned: integer, to: &$0) }
+            output.append("<integer>")
+            PlistNumberFormat.append(unsigned: integer, to: &output)
+            output.append("</integer>\n")
         case .real(let real):
-            appendElement("real") { PlistNumberFormat.append(real: real, to: &$0) }
+            output.append("<real>")
+            PlistNumberFormat.append(real: real, to: &output)
+            output.append("</real>\n")
         case .bool(let bool):
-            output.append(contentsOf: (bool ? "<true/>\n" : "<false/>\n").utf8)
+            output.append(bool ? "<true/>\n" : "<false/>\n")
         case .date(let date):
             let seconds = date.timeIntervalSince1970
             guard Double(PlistDateFormat.earliestSecond) <= seconds, seconds <= Double(PlistDateFormat.latestSecond) else {
@@ -58,52 +120,48 @@ struct XMLPlistWriter {
                 throw XMLPlistWriteFailure(
                     .unsupportedValue, "XML property lists carry dates to the second; \(CodecError.describing(date)) has a fraction")
             }
-            appendElement("date") { PlistDateFormat.append(seconds: Int64(seconds), to: &$0) }
+            output.append("<date>")
+            PlistDateFormat.append(seconds: Int64(seconds), to: &output)
+            output.append("</date>\n")
         case .data(let bytes):
-            output.append(contentsOf: "<data>\n".utf8)
+            output.append("<data>\n")
             PlistBase64.appendLines(of: bytes, indent: depth, to: &output)
             indent(depth)
-            output.append(contentsOf: "</data>\n".utf8)
+            output.append("</data>\n")
         case .array(let elements):
-            guard try openContainer("array", isEmpty: elements.isEmpty, depth: depth) else { return }
+            try checkDepth(depth)
+            if elements.isEmpty {
+                output.append("<array/>\n")
+                return
+            }
+            output.append("<array>\n")
             for (index, element) in elements.enumerated() {
                 do { try write(element, depth: depth + 1) } catch { throw error.inside(.index(index)) }
             }
-            closeContainer("array", depth: depth)
+            indent(depth)
+            output.append("</array>\n")
         case .dictionary(let entries):
-            guard try openContainer("dict", isEmpty: entries.isEmpty, depth: depth) else { return }
-            for key in entries.keys.sorted(by: { $0.utf8.lexicographicallyPrecedes($1.utf8) }) {
-                indent(depth + 1)
-                output.append(contentsOf: "<key>".utf8)
-                do { try appendEscaped(key) } catch { throw error.inside(.key(key)) }
-                output.append(contentsOf: "</key>\n".utf8)
-                do { try write(entries[key]!, depth: depth + 1) } catch { throw error.inside(.key(key)) }
+            try checkDepth(depth)
+            if entries.isEmpty {
+                output.append("<dict/>\n")
+                return
             }
-            closeContainer("dict", depth: depth)
+            output.append("<dict>\n")
+            let run = keyOrder.push(entries)
+            for position in run {
+                let (key, element) = entries[keyOrder.index(at: position)]
+                indent(depth + 1)
+                output.append("<key>")
+                do { try appendEscaped(key) } catch { throw error.inside(.key(key)) }
+                output.append("</key>\n")
+                do { try write(element, depth: depth + 1) } catch { throw error.inside(.key(key)) }
+            }
+            keyOrder.pop(run)
+            indent(depth)
+            output.append("</dict>\n")
         case .null:
             throw XMLPlistWriteFailure(.unsupportedValue, "property lists cannot carry null")
         }
-    }
-
-    /// Appends `<tag>`, what `content` appends, and `</tag>` ending the line.
-    private mutating func appendElement(_ tag: String, _ content: (inout [UInt8]) -> Void) {
-        output.append(contentsOf: "<\(tag)>".utf8)
-        content(&output)
-        output.append(contentsOf: "</\(tag)>\n".utf8)
-    }
-
-    /// Opens the array or dictionary element `tag` at `depth`: `<tag/>` when it is empty, and then `false`
-    /// as nothing more is to be written, else `<tag>` and `true`.
-    private mutating func openContainer(_ tag: String, isEmpty: Bool, depth: Int) throws(XMLPlistWriteFailure) -> Bool {
-        try checkDepth(depth)
-        output.append(contentsOf: (isEmpty ? "<\(tag)/>\n" : "<\(tag)>\n").utf8)
-        return !isEmpty
-    }
-
-    /// Closes the element `tag` opened with ``openContainer(_:isEmpty:depth:)`` at `depth`, on a line of its own.
-    private mutating func closeContainer(_ tag: String, depth: Int) {
-        indent(depth)
-        output.append(contentsOf: "</\(tag)>\n".utf8)
     }
 
     private func checkDepth(_ depth: Int) throws(XMLPlistWriteFailure) {
@@ -112,19 +170,16 @@ struct XMLPlistWriter {
         }
     }
 
+    @inline(__always)
     private mutating func indent(_ depth: Int) {
-        for _ in 0..<depth { output.append(0x09) }
+        output.reserve(depth)
+        for _ in 0..<depth { output.appendUnchecked(0x09) }
     }
 
     /// Appends `string` with `&`, `<`, `>` and CR escaped; refuses characters XML 1.0 cannot carry.
     private mutating func appendEscaped(_ string: String) throws(XMLPlistWriteFailure) {
-        var problem: UInt32?
-        let appended: Void? = string.utf8.withContiguousStorageIfAvailable { bytes in
-            problem = appendEscaped(utf8: bytes)
-        }
-        if appended == nil {
-            problem = Array(string.utf8).withUnsafeBufferPointer { appendEscaped(utf8: $0) }
-        }
+        var string = string
+        let problem = string.withUTF8 { appendEscaped(utf8: $0) }
         if let problem {
             let hex = String(problem, radix: 16, uppercase: true)
             throw XMLPlistWriteFailure(
@@ -161,7 +216,7 @@ struct XMLPlistWriter {
                 return UInt32(byte)
             }
             output.append(contentsOf: UnsafeBufferPointer(rebasing: bytes[runStart..<index]))
-            output.append(contentsOf: UnsafeBufferPointer(start: replacement.utf8Start, count: replacement.utf8CodeUnitCount))
+            output.append(replacement)
             index += 1
             runStart = index
         }

@@ -6,7 +6,10 @@
  *
  * Writer: msgpack-c's packer (msgpack_packer over an msgpack_sbuffer); every
  * write chooses the smallest MessagePack form. A failed allocation sets a
- * sticky flag that the caller checks once, at the end.
+ * sticky flag that the caller checks once, at the end. SyncMessagePack's
+ * encoder no longer calls it: it writes the same bytes in Swift
+ * (MessagePackWriter.swift), straight into its output, which saves a C call per
+ * value and the copy out of the sbuffer.
  *
  * Reader: a pull reader that reads one value header at a time (a scalar
  * whole; a str or bin as the place of its bytes; an array or map as its

@@ -1,50 +1,67 @@
+import SyncCore
+
 extension BinaryPlistWriter {
     /// Appends the low `size` bytes of `value`, most significant first.
+    @inline(__always)
     mutating func appendBigEndian(_ value: UInt64, size: Int) {
-        var shift = (size - 1) * 8
-        while shift >= 0 {
-            bytes.append(UInt8(truncatingIfNeeded: value >> UInt64(shift)))
-            shift -= 8
+        output.reserve(8)
+        switch size {
+        case 1: output.appendUnchecked(UInt8(truncatingIfNeeded: value))
+        case 2: output.appendUncheckedBigEndian(UInt16(truncatingIfNeeded: value))
+        case 4: output.appendUncheckedBigEndian(UInt32(truncatingIfNeeded: value))
+        default: output.appendUncheckedBigEndian(value)
         }
     }
 
     /// Writes an integer object as Apple does: non-negative values in the
     /// fewest of 1, 2, 4 bytes (unsigned) or 8 bytes; negative values in 8
     /// bytes, two's complement.
+    @inline(__always)
     mutating func writeInteger(_ value: Int64) {
         let size = value < 0 ? 8 : Self.byteCount(UInt64(value))
-        bytes.append(BinaryPlistFormat.ObjectType.integer.marker(low: Self.sizeExponent(size)))
+        output.reserve(9)
+        output.appendUnchecked(BinaryPlistFormat.ObjectType.integer.marker(low: Self.sizeExponent(size)))
         appendBigEndian(UInt64(bitPattern: value), size: size)
     }
 
     /// Writes an integer above `Int64.max` as Apple and `plistlib` do: 16
     /// bytes, two's complement, the high eight bytes zero.
     mutating func writeUnsignedInteger128(_ value: UInt64) {
-        bytes.append(BinaryPlistFormat.ObjectType.integer.marker(low: 4))
-        appendBigEndian(0, size: 8)
-        appendBigEndian(value, size: 8)
+        output.reserve(17)
+        output.appendUnchecked(BinaryPlistFormat.ObjectType.integer.marker(low: 4))
+        output.appendUncheckedBigEndian(UInt64(0))
+        output.appendUncheckedBigEndian(value)
     }
 
     /// Writes an object's marker with its count: in the low nibble when below
     /// 15, else `0xF` in the nibble and the count as an integer object.
+    @inline(__always)
     mutating func writeCount(_ count: Int, type: BinaryPlistFormat.ObjectType) {
+        output.reserve(10)
         if count < 15 {
-            bytes.append(type.marker(low: UInt8(count)))
+            output.appendUnchecked(type.marker(low: UInt8(truncatingIfNeeded: count)))
         } else {
-            bytes.append(type.marker(low: BinaryPlistFormat.extendedCount))
+            output.appendUnchecked(type.marker(low: BinaryPlistFormat.extendedCount))
             let size = Self.byteCount(UInt64(count))
-            bytes.append(BinaryPlistFormat.ObjectType.integer.marker(low: Self.sizeExponent(size)))
+            output.appendUnchecked(BinaryPlistFormat.ObjectType.integer.marker(low: Self.sizeExponent(size)))
             appendBigEndian(UInt64(count), size: size)
         }
     }
 
+    /// The size of an object marker with its count, as ``writeCount(_:type:)`` writes it.
+    @inline(__always)
+    static func countSize(_ count: Int) -> Int {
+        count < 15 ? 1 : 2 + byteCount(UInt64(count))
+    }
+
     /// Writes a string object: ASCII when every byte is below 0x80, else UTF-16BE.
+    @inline(__always)
     mutating func writeString(_ string: String) {
         var string = string
         string.withUTF8 { utf8 in
             if Self.isASCII(utf8) {
                 writeCount(utf8.count, type: .asciiString)
-                bytes.append(contentsOf: utf8)
+                output.append(contentsOf: utf8)
             } else {
                 writeUTF16(fromValidUTF8: utf8)
             }
@@ -60,6 +77,7 @@ extension BinaryPlistWriter {
             if byte >= 0xF0 { unitCount += 1 }
         }
         writeCount(unitCount, type: .utf16String)
+        output.reserve(2 * unitCount)
         var index = 0
         let count = utf8.count
         while index < count {
@@ -81,17 +99,12 @@ extension BinaryPlistWriter {
             }
             if scalar >= 0x1_0000 {
                 scalar -= 0x1_0000
-                appendUTF16Unit(0xD800 | scalar >> 10)
-                appendUTF16Unit(0xDC00 | scalar & 0x3FF)
+                output.appendUncheckedBigEndian(UInt16(truncatingIfNeeded: 0xD800 | scalar >> 10))
+                output.appendUncheckedBigEndian(UInt16(truncatingIfNeeded: 0xDC00 | scalar & 0x3FF))
             } else {
-                appendUTF16Unit(scalar)
+                output.appendUncheckedBigEndian(UInt16(truncatingIfNeeded: scalar))
             }
         }
-    }
-
-    private mutating func appendUTF16Unit(_ unit: UInt32) {
-        bytes.append(UInt8(truncatingIfNeeded: unit >> 8))
-        bytes.append(UInt8(truncatingIfNeeded: unit))
     }
 
     /// Whether every byte is below 0x80, eight bytes at a time.
@@ -112,6 +125,7 @@ extension BinaryPlistWriter {
     }
 
     /// The low nibble of an integer marker for a size of 1, 2, 4, 8 or 16 bytes.
+    @inline(__always)
     static func sizeExponent(_ size: Int) -> UInt8 {
         UInt8(truncatingIfNeeded: size.trailingZeroBitCount)
     }

@@ -16,7 +16,7 @@ enum ISO8601DateWriting {
 
     /// Appends the timestamp of `date` (without quotes).
     /// - Throws: ``CodecError/Code/unsupportedValue`` for a date outside the years 0000–9999.
-    static func append(_ date: Date, to bytes: inout [UInt8]) throws(CodecError) {
+    static func append(_ date: Date, to bytes: inout ByteOutput) throws(CodecError) {
         let interval = date.timeIntervalSince1970
         let wholeSeconds = interval.rounded(.down)
         guard wholeSeconds >= Double(earliestSecond), wholeSeconds <= Double(latestSecond) else {
@@ -34,17 +34,18 @@ enum ISO8601DateWriting {
         let days = floorDivide(seconds, 86_400)
         let secondOfDay = seconds - days * 86_400
         let (year, month, day) = CivilCalendar.date(fromDays: days)
+        bytes.reserve(27)
 
         appendDigits(year, count: 4, to: &bytes)
-        bytes.append(JSONByte.minus)
+        bytes.appendUnchecked(JSONByte.minus)
         appendDigits(month, count: 2, to: &bytes)
-        bytes.append(JSONByte.minus)
+        bytes.appendUnchecked(JSONByte.minus)
         appendDigits(day, count: 2, to: &bytes)
-        bytes.append(UInt8(ascii: "T"))
+        bytes.appendUnchecked(UInt8(ascii: "T"))
         appendDigits(secondOfDay / 3_600, count: 2, to: &bytes)
-        bytes.append(JSONByte.colon)
+        bytes.appendUnchecked(JSONByte.colon)
         appendDigits(secondOfDay % 3_600 / 60, count: 2, to: &bytes)
-        bytes.append(JSONByte.colon)
+        bytes.appendUnchecked(JSONByte.colon)
         appendDigits(secondOfDay % 60, count: 2, to: &bytes)
         if microseconds > 0 {
             var digits = 6
@@ -52,10 +53,10 @@ enum ISO8601DateWriting {
                 microseconds /= 10
                 digits -= 1
             }
-            bytes.append(JSONByte.dot)
+            bytes.appendUnchecked(JSONByte.dot)
             appendDigits(microseconds, count: digits, to: &bytes)
         }
-        bytes.append(UInt8(ascii: "Z"))
+        bytes.appendUnchecked(UInt8(ascii: "Z"))
     }
 
     /// The refusal of a date JSON cannot carry (NaN compares false, so it lands here too).
@@ -69,14 +70,17 @@ enum ISO8601DateWriting {
         return numerator % denominator < 0 ? quotient - 1 : quotient
     }
 
-    /// Appends a non-negative number as exactly `count` decimal digits, zero-padded.
-    private static func appendDigits(_ value: Int64, count: Int, to bytes: inout [UInt8]) {
-        let start = bytes.count
-        bytes.append(contentsOf: repeatElement(JSONByte.zero, count: count))
+    /// Appends a non-negative number as exactly `count` decimal digits, zero-padded; room for them must
+    /// be reserved.
+    @inline(__always)
+    private static func appendDigits(_ value: Int64, count: Int, to bytes: inout ByteOutput) {
         var remaining = value
-        for position in stride(from: start + count - 1, through: start, by: -1) {
-            bytes[position] = JSONByte.zero + UInt8(remaining % 10)
+        var position = bytes.count + count - 1
+        while position >= bytes.count {
+            bytes[position] = JSONByte.zero + UInt8(truncatingIfNeeded: remaining % 10)
             remaining /= 10
+            position -= 1
         }
+        bytes.advance(by: count)
     }
 }

@@ -2,30 +2,15 @@ import SyncCore
 
 extension JSONWriter {
     /// Appends a signed integer in decimal.
+    @inline(__always)
     mutating func writeInteger(_ value: Int64) {
-        if value < 0 { bytes.append(JSONByte.minus) }
+        if value < 0 { output.append(JSONByte.minus) }
         writeUnsigned(value.magnitude)
     }
 
     /// Appends an unsigned integer in decimal, without going through `String`.
     mutating func writeUnsigned(_ value: UInt64) {
-        var digitCount = 1
-        var rest = value
-        while rest >= 10 {
-            rest /= 10
-            digitCount += 1
-        }
-        let start = bytes.count
-        bytes.append(contentsOf: repeatElement(JSONByte.zero, count: digitCount))
-        var remaining = value
-        var position = start + digitCount - 1
-        while remaining >= 10 {
-            let (quotient, remainder) = remaining.quotientAndRemainder(dividingBy: 10)
-            bytes[position] = JSONByte.zero + UInt8(remainder)
-            remaining = quotient
-            position -= 1
-        }
-        bytes[position] = JSONByte.zero + UInt8(remaining)
+        output.appendDecimal(value)
     }
 
     /// Appends a finite real with the fewest digits that read back to the same
@@ -41,16 +26,22 @@ extension JSONWriter {
         // digits that read back exactly: digits, a '.', or an exponent with an
         // explicit sign, all valid JSON. Written through a stream, it arrives
         // as bytes without becoming a `String` first.
-        let start = bytes.count
-        var sink = RealTextSink(bytes: bytes)
-        bytes = []
+        let start = output.count
+        var sink = RealTextSink(output: output)
         value.write(to: &sink)
-        bytes = sink.bytes
+        output = sink.output
         if !sink.looksReal {
             appendASCII(".0")
-        } else if bytes.count - start >= 5, bytes[(bytes.count - 4)...].elementsEqual("e+15".utf8) {
+        } else if output.count - start >= 5, endsWithExponent15() {
             expandExponent15(from: start)
         }
+    }
+
+    /// Whether the output ends with `e+15`.
+    private func endsWithExponent15() -> Bool {
+        let end = output.count
+        return output[end - 4] == JSONByte.lowercaseE && output[end - 3] == JSONByte.plus
+            && output[end - 2] == UInt8(ascii: "1") && output[end - 1] == UInt8(ascii: "5")
     }
 
     /// Rewrites `d.ddde+15` (which the standard library uses from 2^53 on) as
@@ -58,15 +49,16 @@ extension JSONWriter {
     private mutating func expandExponent15(from start: Int) {
         var digits: [UInt8] = []
         digits.reserveCapacity(16)
-        let negative = bytes[start] == JSONByte.minus
-        for byte in bytes[(negative ? start + 1 : start)..<(bytes.count - 4)] where byte != JSONByte.dot {
-            digits.append(byte)
+        let negative = output[start] == JSONByte.minus
+        for position in (negative ? start + 1 : start)..<(output.count - 4) where output[position] != JSONByte.dot {
+            digits.append(output[position])
         }
         // Every double from 2^53 up is an integer, so there are at most 16 digits.
         guard digits.count <= 16 else { return }
-        bytes.removeSubrange((negative ? start + 1 : start)...)
-        bytes.append(contentsOf: digits)
-        bytes.append(contentsOf: repeatElement(JSONByte.zero, count: 16 - digits.count))
+        output.truncate(to: negative ? start + 1 : start)
+        digits.withUnsafeBufferPointer { output.append(contentsOf: $0) }
+        output.reserve(16 - digits.count)
+        for _ in digits.count..<16 { output.appendUnchecked(JSONByte.zero) }
         appendASCII(".0")
     }
 }
@@ -74,7 +66,7 @@ extension JSONWriter {
 /// Receives the text of a `Double` and appends it to the output bytes.
 private struct RealTextSink: TextOutputStream {
     /// The output, with the number's text appended.
-    var bytes: [UInt8]
+    var output: ByteOutput
     /// Whether the text had a '.' or an exponent.
     var looksReal = false
 
@@ -94,6 +86,6 @@ private struct RealTextSink: TextOutputStream {
         for byte in text where byte == JSONByte.dot || byte == JSONByte.lowercaseE || byte == JSONByte.uppercaseE {
             looksReal = true
         }
-        bytes.append(contentsOf: text)
+        output.append(contentsOf: text)
     }
 }

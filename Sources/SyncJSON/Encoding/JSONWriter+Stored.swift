@@ -13,24 +13,24 @@ extension JSONWriter {
         var keys = Array(document.storedArrays.keys)
         keys += document.values.keys.filter { document.storedArrays[$0] == nil }
         keys.sort { $0.utf8.lexicographicallyPrecedes($1.utf8) }
-        bytes.append(JSONByte.openBrace)
+        output.append(JSONByte.openBrace)
         for (position, key) in keys.enumerated() {
-            if position > 0 { bytes.append(JSONByte.comma) }
+            if position > 0 { output.append(JSONByte.comma) }
             writeString(key)
-            bytes.append(JSONByte.colon)
+            output.append(JSONByte.colon)
             if let items = document.storedArrays[key] {
                 try enterContainer(depth: 1)
-                bytes.append(JSONByte.openBracket)
+                output.append(JSONByte.openBracket)
                 for (index, item) in items.enumerated() {
-                    if index > 0 { bytes.append(JSONByte.comma) }
+                    if index > 0 { output.append(JSONByte.comma) }
                     try write(item, depth: 2)
                 }
-                bytes.append(JSONByte.closeBracket)
+                output.append(JSONByte.closeBracket)
             } else if let value = document.values[key] {
                 try write(value, depth: 1)
             }
         }
-        bytes.append(JSONByte.closeBrace)
+        output.append(JSONByte.closeBrace)
     }
 
     /// Appends one record's stored fields as a dictionary nested in `depth` containers, merging
@@ -41,7 +41,7 @@ extension JSONWriter {
         try reader.readFormatByte()
         guard try reader.readTag() == .dictionary else { throw StoreError(.corrupt, "stored record fields are not a dictionary") }
         let count = try reader.readContainerCount(depth: 0)
-        bytes.append(JSONByte.openBrace)
+        output.append(JSONByte.openBrace)
         var first = true
         var nextAdded = 0
         for _ in 0..<count {
@@ -59,10 +59,10 @@ extension JSONWriter {
                 try reader.skipValue(depth: 1)
                 continue
             }
-            if !first { bytes.append(JSONByte.comma) }
+            if !first { output.append(JSONByte.comma) }
             first = false
             reader.withUTF8(key) { writeString(utf8: $0) }
-            bytes.append(JSONByte.colon)
+            output.append(JSONByte.colon)
             try writeStored(&reader, depth: depth + 1, storedDepth: 1)
         }
         while nextAdded < fields.added.count {
@@ -70,15 +70,15 @@ extension JSONWriter {
             nextAdded += 1
         }
         try reader.requireEnd()
-        bytes.append(JSONByte.closeBrace)
+        output.append(JSONByte.closeBrace)
     }
 
     /// Appends `key: value` to a dictionary nested in `depth` containers, after a comma unless it is the `first` entry.
     private mutating func writeEntry(_ key: String, _ value: SyncValue, depth: Int, first: inout Bool) throws(CodecError) {
-        if !first { bytes.append(JSONByte.comma) }
+        if !first { output.append(JSONByte.comma) }
         first = false
         writeString(key)
-        bytes.append(JSONByte.colon)
+        output.append(JSONByte.colon)
         try write(value, depth: depth + 1)
     }
 
@@ -95,14 +95,14 @@ extension JSONWriter {
         case .string: try reader.readUTF8 { utf8 in writeString(utf8: utf8) }
         case .date:
             let date = try reader.readDate()
-            bytes.append(JSONByte.quote)
-            try ISO8601DateWriting.append(date, to: &bytes)
-            bytes.append(JSONByte.quote)
+            output.append(JSONByte.quote)
+            try ISO8601DateWriting.append(date, to: &output)
+            output.append(JSONByte.quote)
         case .data:
             let data = try reader.readData()
-            bytes.append(JSONByte.quote)
-            Base64Encoding.append(Array(data), to: &bytes)
-            bytes.append(JSONByte.quote)
+            output.append(JSONByte.quote)
+            data.withUnsafeBytes { output.appendBase64($0.assumingMemoryBound(to: UInt8.self)) }
+            output.append(JSONByte.quote)
         case .array: try writeStoredContainer(&reader, keyed: false, depth: depth, storedDepth: storedDepth)
         case .dictionary: try writeStoredContainer(&reader, keyed: true, depth: depth, storedDepth: storedDepth)
         }
@@ -116,15 +116,15 @@ extension JSONWriter {
     ) throws {
         let count = try reader.readContainerCount(depth: storedDepth)
         try enterContainer(depth: depth)
-        bytes.append(keyed ? JSONByte.openBrace : JSONByte.openBracket)
+        output.append(keyed ? JSONByte.openBrace : JSONByte.openBracket)
         for index in 0..<count {
-            if index > 0 { bytes.append(JSONByte.comma) }
+            if index > 0 { output.append(JSONByte.comma) }
             if keyed {
                 try reader.readUTF8 { utf8 in writeString(utf8: utf8) }
-                bytes.append(JSONByte.colon)
+                output.append(JSONByte.colon)
             }
             try writeStored(&reader, depth: depth + 1, storedDepth: storedDepth + 1)
         }
-        bytes.append(keyed ? JSONByte.closeBrace : JSONByte.closeBracket)
+        output.append(keyed ? JSONByte.closeBrace : JSONByte.closeBracket)
     }
 }

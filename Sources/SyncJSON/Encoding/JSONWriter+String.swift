@@ -1,3 +1,5 @@
+import SyncCore
+
 extension JSONWriter {
     /// Appends a string in quotes, escaped per RFC 8259: `\"`, `\\`, the short
     /// escapes for backspace, form feed, newline, return and tab, `\u00xx` for
@@ -10,7 +12,7 @@ extension JSONWriter {
 
     /// Appends the string whose UTF-8 bytes are `utf8` (which must be valid), as ``writeString(_:)`` does.
     mutating func writeString(utf8: UnsafeBufferPointer<UInt8>) {
-        bytes.append(JSONByte.quote)
+        output.append(JSONByte.quote)
         var runStart = 0
         var position = 0
         while position < utf8.count {
@@ -27,19 +29,19 @@ extension JSONWriter {
                     position += 1
                     continue
                 }
-                bytes.append(contentsOf: UnsafeBufferPointer(rebasing: utf8[runStart..<position]))
+                output.append(contentsOf: UnsafeBufferPointer(rebasing: utf8[runStart..<position]))
                 appendASCII(utf8[position + 2] == 0xA8 ? "\\u2028" : "\\u2029")
                 position += 3
                 runStart = position
                 continue
             }
-            bytes.append(contentsOf: UnsafeBufferPointer(rebasing: utf8[runStart..<position]))
+            output.append(contentsOf: UnsafeBufferPointer(rebasing: utf8[runStart..<position]))
             appendEscape(for: byte)
             position += 1
             runStart = position
         }
-        bytes.append(contentsOf: UnsafeBufferPointer(rebasing: utf8[runStart..<utf8.count]))
-        bytes.append(JSONByte.quote)
+        output.append(contentsOf: UnsafeBufferPointer(rebasing: utf8[runStart..<utf8.count]))
+        output.append(JSONByte.quote)
     }
 
     /// Appends the escape of a quote, a backslash or a control character.
@@ -55,8 +57,8 @@ extension JSONWriter {
         default:
             let hexDigits: StaticString = "0123456789abcdef"
             appendASCII("\\u00")
-            bytes.append(hexDigits.utf8Start[Int(byte >> 4)])
-            bytes.append(hexDigits.utf8Start[Int(byte & 0xF)])
+            output.append(hexDigits.utf8Start[Int(byte >> 4)])
+            output.append(hexDigits.utf8Start[Int(byte & 0xF)])
         }
     }
 }

@@ -1,15 +1,29 @@
 import SyncCore
 
-/// Writes a ``SyncValue`` as compact JSON into a growing byte buffer.
+/// Writes a ``SyncValue`` as compact JSON, through a pointer into the array the encoder returns.
 struct JSONWriter {
     /// The output so far.
-    var bytes: [UInt8] = []
+    var output: ByteOutput
     /// The deepest nesting of arrays and dictionaries allowed.
     let maxDepth: Int
+    /// The keys of the dictionaries being written, in order.
+    var keyOrder = SortedKeys()
 
-    init(maxDepth: Int) {
+    init(output: ByteOutput, maxDepth: Int) {
+        self.output = output
         self.maxDepth = maxDepth
-        bytes.reserveCapacity(256)
+    }
+
+    /// The bytes `write` writes with a writer whose output is sized for about `capacity` bytes.
+    /// - Throws: what `write` throws.
+    static func bytes<Failure: Error>(
+        capacity: Int, maxDepth: Int, _ write: (inout JSONWriter) throws(Failure) -> Void
+    ) throws(Failure) -> [UInt8] {
+        try ByteOutput.bytes(capacity: capacity) { output throws(Failure) in
+            var writer = JSONWriter(output: output, maxDepth: maxDepth)
+            defer { output = writer.output }
+            try write(&writer)
+        }
     }
 
     /// Appends `value`, nested in `depth` containers.
@@ -22,38 +36,42 @@ struct JSONWriter {
         case .real(let real): try writeReal(real)
         case .string(let string): writeString(string)
         case .date(let date):
-            bytes.append(JSONByte.quote)
-            try ISO8601DateWriting.append(date, to: &bytes)
-            bytes.append(JSONByte.quote)
+            output.append(JSONByte.quote)
+            try ISO8601DateWriting.append(date, to: &output)
+            output.append(JSONByte.quote)
         case .data(let data):
-            bytes.append(JSONByte.quote)
-            Base64Encoding.append(data, to: &bytes)
-            bytes.append(JSONByte.quote)
+            output.append(JSONByte.quote)
+            data.withUnsafeBufferPointer { output.appendBase64($0) }
+            output.append(JSONByte.quote)
         case .array(let elements):
             try enterContainer(depth: depth)
-            bytes.append(JSONByte.openBracket)
-            for (position, element) in elements.enumerated() {
-                if position > 0 { bytes.append(JSONByte.comma) }
+            output.append(JSONByte.openBracket)
+            var first = true
+            for element in elements {
+                if !first { output.append(JSONByte.comma) }
+                first = false
                 try write(element, depth: depth + 1)
             }
-            bytes.append(JSONByte.closeBracket)
+            output.append(JSONByte.closeBracket)
         case .dictionary(let entries):
             try enterContainer(depth: depth)
-            bytes.append(JSONByte.openBrace)
+            output.append(JSONByte.openBrace)
             if entries.count == 1, let entry = entries.first {
                 writeString(entry.key)
-                bytes.append(JSONByte.colon)
+                output.append(JSONByte.colon)
                 try write(entry.value, depth: depth + 1)
-            } else {
-                for (position, index) in KeyOrder.sortedIndices(of: entries).enumerated() {
-                    if position > 0 { bytes.append(JSONByte.comma) }
-                    let (key, value) = entries[index]
+            } else if !entries.isEmpty {
+                let run = keyOrder.push(entries)
+                for position in run {
+                    if position != run.lowerBound { output.append(JSONByte.comma) }
+                    let (key, element) = entries[keyOrder.index(at: position)]
                     writeString(key)
-                    bytes.append(JSONByte.colon)
-                    try write(value, depth: depth + 1)
+                    output.append(JSONByte.colon)
+                    try write(element, depth: depth + 1)
                 }
+                keyOrder.pop(run)
             }
-            bytes.append(JSONByte.closeBrace)
+            output.append(JSONByte.closeBrace)
         }
     }
 
@@ -67,6 +85,36 @@ struct JSONWriter {
     /// Appends the bytes of an ASCII literal.
     @inline(__always)
     mutating func appendASCII(_ literal: StaticString) {
-        bytes.append(contentsOf: UnsafeBufferPointer(start: literal.utf8Start, count: literal.utf8CodeUnitCount))
+        output.append(literal)
+    }
+}
+
+/// Estimates of the size of JSON texts, for sizing the output before writing.
+enum JSONSize {
+    /// The size of `value`'s text, counting no escapes and the longest numbers; below containers deeper
+    /// than `maxDepth` (which the writer refuses) it stops counting.
+    static func estimate(of value: SyncValue, depth: Int, maxDepth: Int) -> Int {
+        switch value {
+        case .null: return 4
+        case .bool: return 5
+        case .integer, .unsignedInteger: return 20
+        case .real: return 26
+        case .string(let string): return 2 + string.utf8.count
+        case .date: return 2 + 27
+        case .data(let data): return 2 + (data.count + 2) / 3 * 4
+        case .array(let elements):
+            guard depth < maxDepth else { return 0 }
+            var size = 2 + elements.count
+            for element in elements { size &+= estimate(of: element, depth: depth + 1, maxDepth: maxDepth) }
+            return size
+        case .dictionary(let entries):
+            guard depth < maxDepth else { return 0 }
+            var size = 2 + entries.count
+            for (key, element) in entries {
+                size &+= 3 + key.utf8.count
+                size &+= estimate(of: element, depth: depth + 1, maxDepth: maxDepth)
+            }
+            return size
+        }
     }
 }
