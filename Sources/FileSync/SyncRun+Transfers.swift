@@ -371,9 +371,9 @@ extension SyncRun {
             if !settled.isEmpty {
                 // The renames are durable before the cache says the files are in place.
                 local.syncFolders(of: settled.map(\.path))
-                let placed = settled
+                let inPlace = settled
                 try await transaction { tx in
-                    for cached in placed { try await Cache(tx).put(cached) }
+                    for cached in inPlace { try await Cache(tx).put(cached) }
                 }
             }
             if let stop { throw stop }

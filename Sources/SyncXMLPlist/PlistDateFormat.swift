@@ -10,22 +10,8 @@ enum PlistDateFormat {
 
     /// The 20 bytes of `seconds` (which must lie in `earliestSecond...latestSecond`).
     static func append(seconds: Int64, to out: inout ByteOutput) {
-        out.reserve(20)
-        let days = seconds >= 0 ? seconds / 86_400 : (seconds - 86_399) / 86_400
-        let secondOfDay = seconds - days * 86_400
-        let (year, month, day) = CivilCalendar.date(fromDays: days)
-        appendDigits(year, count: 4, to: &out)
-        out.appendUnchecked(UInt8(ascii: "-"))
-        appendDigits(month, count: 2, to: &out)
-        out.appendUnchecked(UInt8(ascii: "-"))
-        appendDigits(day, count: 2, to: &out)
-        out.appendUnchecked(UInt8(ascii: "T"))
-        appendDigits(secondOfDay / 3_600, count: 2, to: &out)
-        out.appendUnchecked(UInt8(ascii: ":"))
-        appendDigits(secondOfDay / 60 % 60, count: 2, to: &out)
-        out.appendUnchecked(UInt8(ascii: ":"))
-        appendDigits(secondOfDay % 60, count: 2, to: &out)
-        out.appendUnchecked(UInt8(ascii: "Z"))
+        out.appendISO8601DateTime(seconds: seconds)
+        out.append(UInt8(ascii: "Z"))
     }
 
     /// The seconds since 1970 that `text` names, or `nil` when it is not exactly
@@ -50,19 +36,6 @@ enum PlistDateFormat {
             value = value * 10 + Int64(digit)
         }
         return value
-    }
-
-    /// Appends `value` as exactly `count` digits; room for them must be reserved.
-    @inline(__always)
-    private static func appendDigits(_ value: Int64, count: Int, to out: inout ByteOutput) {
-        var rest = value
-        var position = out.count + count - 1
-        while position >= out.count {
-            out[position] = UInt8(ascii: "0") + UInt8(truncatingIfNeeded: rest % 10)
-            rest /= 10
-            position -= 1
-        }
-        out.advance(by: count)
     }
 
     private static func daysInMonth(_ month: Int64, of year: Int64) -> Int64 {

@@ -77,12 +77,7 @@ enum PlistNumberFormat {
     @inline(__always)
     static func append(integer value: Int64, to out: inout ByteOutput) {
         if value < 0 { out.append(UInt8(ascii: "-")) }
-        append(unsigned: value.magnitude, to: &out)
-    }
-
-    /// Appends the decimal digits of `value`.
-    static func append(unsigned value: UInt64, to out: inout ByteOutput) {
-        out.appendDecimal(value)
+        out.appendDecimal(value.magnitude)
     }
 
     static func isWhitespace(_ byte: UInt8) -> Bool {

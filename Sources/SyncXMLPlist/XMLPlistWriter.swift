@@ -102,7 +102,7 @@ private struct XMLPlistEncoder {
             output.append("</integer>\n")
         case .unsignedInteger(let integer):
             output.append("<integer>")
-            PlistNumberFormat.append(unsigned: integer, to: &output)
+            output.appendDecimal(integer)
             output.append("</integer>\n")
         case .real(let real):
             output.append("<real>")

@@ -1,5 +1,39 @@
-/// Numbers and base64 as text, shared by the text codecs' writers.
+/// Numbers, dates and base64 as text, shared by the text codecs' writers.
 extension ByteOutput {
+    /// Appends `seconds` since 1970 as `YYYY-MM-DDTHH:MM:SS` (UTC, proleptic Gregorian), the part of an
+    /// ISO 8601 timestamp before any fraction and the `Z`; `seconds` must lie in the years 0000–9999.
+    public mutating func appendISO8601DateTime(seconds: Int64) {
+        let days = seconds >= 0 ? seconds / 86_400 : (seconds - 86_399) / 86_400
+        let secondOfDay = seconds - days * 86_400
+        let (year, month, day) = CivilCalendar.date(fromDays: days)
+        reserve(19)
+        appendDigits(year, count: 4)
+        appendUnchecked(UInt8(ascii: "-"))
+        appendDigits(month, count: 2)
+        appendUnchecked(UInt8(ascii: "-"))
+        appendDigits(day, count: 2)
+        appendUnchecked(UInt8(ascii: "T"))
+        appendDigits(secondOfDay / 3_600, count: 2)
+        appendUnchecked(UInt8(ascii: ":"))
+        appendDigits(secondOfDay / 60 % 60, count: 2)
+        appendUnchecked(UInt8(ascii: ":"))
+        appendDigits(secondOfDay % 60, count: 2)
+    }
+
+    /// Appends the non-negative `value` as exactly `count` decimal digits, zero-padded.
+    @inlinable
+    public mutating func appendDigits(_ value: Int64, count digitCount: Int) {
+        reserve(digitCount)
+        var rest = value
+        var position = count + digitCount - 1
+        while position >= count {
+            self[position] = UInt8(ascii: "0") + UInt8(truncatingIfNeeded: rest % 10)
+            rest /= 10
+            position -= 1
+        }
+        advance(by: digitCount)
+    }
+
     /// Appends the decimal digits of `value`.
     @inlinable
     public mutating func appendDecimal(_ value: UInt64) {

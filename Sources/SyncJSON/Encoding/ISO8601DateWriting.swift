@@ -31,56 +31,21 @@ enum ISO8601DateWriting {
         }
         if seconds > latestSecond { throw outOfRange(date) }
 
-        let days = floorDivide(seconds, 86_400)
-        let secondOfDay = seconds - days * 86_400
-        let (year, month, day) = CivilCalendar.date(fromDays: days)
-        bytes.reserve(27)
-
-        appendDigits(year, count: 4, to: &bytes)
-        bytes.appendUnchecked(JSONByte.minus)
-        appendDigits(month, count: 2, to: &bytes)
-        bytes.appendUnchecked(JSONByte.minus)
-        appendDigits(day, count: 2, to: &bytes)
-        bytes.appendUnchecked(UInt8(ascii: "T"))
-        appendDigits(secondOfDay / 3_600, count: 2, to: &bytes)
-        bytes.appendUnchecked(JSONByte.colon)
-        appendDigits(secondOfDay % 3_600 / 60, count: 2, to: &bytes)
-        bytes.appendUnchecked(JSONByte.colon)
-        appendDigits(secondOfDay % 60, count: 2, to: &bytes)
+        bytes.appendISO8601DateTime(seconds: seconds)
         if microseconds > 0 {
             var digits = 6
             while microseconds % 10 == 0 {
                 microseconds /= 10
                 digits -= 1
             }
-            bytes.appendUnchecked(JSONByte.dot)
-            appendDigits(microseconds, count: digits, to: &bytes)
+            bytes.append(JSONByte.dot)
+            bytes.appendDigits(microseconds, count: digits)
         }
-        bytes.appendUnchecked(UInt8(ascii: "Z"))
+        bytes.append(UInt8(ascii: "Z"))
     }
 
     /// The refusal of a date JSON cannot carry (NaN compares false, so it lands here too).
     private static func outOfRange(_ date: Date) -> CodecError {
         .unsupportedValue("JSON dates are ISO 8601 strings for the years 0000–9999, not \(CodecError.describing(date))")
-    }
-
-    /// `numerator / denominator` rounded toward negative infinity.
-    private static func floorDivide(_ numerator: Int64, _ denominator: Int64) -> Int64 {
-        let quotient = numerator / denominator
-        return numerator % denominator < 0 ? quotient - 1 : quotient
-    }
-
-    /// Appends a non-negative number as exactly `count` decimal digits, zero-padded; room for them must
-    /// be reserved.
-    @inline(__always)
-    private static func appendDigits(_ value: Int64, count: Int, to bytes: inout ByteOutput) {
-        var remaining = value
-        var position = bytes.count + count - 1
-        while position >= bytes.count {
-            bytes[position] = JSONByte.zero + UInt8(truncatingIfNeeded: remaining % 10)
-            remaining /= 10
-            position -= 1
-        }
-        bytes.advance(by: count)
     }
 }

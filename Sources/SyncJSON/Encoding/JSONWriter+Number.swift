@@ -5,12 +5,7 @@ extension JSONWriter {
     @inline(__always)
     mutating func writeInteger(_ value: Int64) {
         if value < 0 { output.append(JSONByte.minus) }
-        writeUnsigned(value.magnitude)
-    }
-
-    /// Appends an unsigned integer in decimal, without going through `String`.
-    mutating func writeUnsigned(_ value: UInt64) {
-        output.appendDecimal(value)
+        output.appendDecimal(value.magnitude)
     }
 
     /// Appends a finite real with the fewest digits that read back to the same

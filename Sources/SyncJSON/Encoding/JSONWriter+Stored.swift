@@ -90,7 +90,7 @@ extension JSONWriter {
         case .falseValue: appendASCII("false")
         case .trueValue: appendASCII("true")
         case .integer: writeInteger(try reader.readInteger())
-        case .unsignedInteger: writeUnsigned(try reader.readVarint())
+        case .unsignedInteger: output.appendDecimal(try reader.readVarint())
         case .real: try writeReal(try reader.readReal())
         case .string: try reader.readUTF8 { utf8 in writeString(utf8: utf8) }
         case .date:

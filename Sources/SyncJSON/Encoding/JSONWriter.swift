@@ -32,7 +32,7 @@ struct JSONWriter {
         case .null: appendASCII("null")
         case .bool(let flag): appendASCII(flag ? "true" : "false")
         case .integer(let integer): writeInteger(integer)
-        case .unsignedInteger(let integer): writeUnsigned(integer)
+        case .unsignedInteger(let integer): output.appendDecimal(integer)
         case .real(let real): try writeReal(real)
         case .string(let string): writeString(string)
         case .date(let date):
