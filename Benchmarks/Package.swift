@@ -69,6 +69,14 @@ let package = Package(
             path: "StoreBenchmarks",
             plugins: [.plugin(name: "BenchmarkPlugin", package: "benchmark")]),
 
+        // MARK: `anchorage serve` as a child process, for the load and fan-out benchmarks
+        .target(
+            name: "BenchmarkServers",
+            dependencies: [
+                .product(name: "SyncCore", package: "Anchorage"),
+                .product(name: "SyncHTTPServer", package: "Anchorage"),
+            ]),
+
         // MARK: The ratio report
         .executableTarget(name: "codec-ratios", dependencies: ["BenchmarkShapes"]),
 
@@ -76,6 +84,7 @@ let package = Package(
         .executableTarget(
             name: "push-latency",
             dependencies: [
+                "BenchmarkServers",
                 .product(name: "SyncCore", package: "Anchorage"),
                 .product(name: "SyncHTTPClient", package: "Anchorage"),
                 .product(name: "SyncHTTPServer", package: "Anchorage"),
@@ -85,6 +94,17 @@ let package = Package(
                 .product(name: "Aquasync", package: "Anchorage"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+            ]),
+
+        // MARK: Push fan-out: one write notifying thousands of WebSocket clients of another process
+        .executableTarget(
+            name: "push-fanout",
+            dependencies: [
+                "BenchmarkServers",
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
             ]),
 
         // MARK: Mail: a note saved on one device, on another through Dovecot's hook and the push server
@@ -120,6 +140,7 @@ let package = Package(
         .executableTarget(
             name: "sync-load",
             dependencies: [
+                "BenchmarkServers",
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),

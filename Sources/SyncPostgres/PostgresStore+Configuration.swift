@@ -22,9 +22,19 @@ extension PostgresStore {
         /// How many times a transaction runs its body when another process keeps
         /// changing the same account before it can commit; at least 1.
         public var maximumAttempts: Int
-        /// Where the store logs what it does (schema changes, listener failures) and
-        /// where postgres-nio logs the store's queries.
+        /// Where the store logs what it does (schema changes, listener failures, a read replica that
+        /// stops or starts serving) and where postgres-nio logs the store's queries.
         public var logger: Logger
+        /// With a read replica: how long a read of changes waits for the replica to replay everything the
+        /// primary had written when the read began, before it reads from the primary instead; 100 ms unless
+        /// changed.
+        public var replicaWait: Duration
+        /// With a read replica: how long reads of changes go straight to the primary after the replica
+        /// failed or did not catch up in time, before it is tried again; 1 second unless changed.
+        public var replicaRetryDelay: Duration
+        /// With a read replica: called after each read of changes with the server that answered it, for
+        /// metrics (`anchorage serve` counts them as `anchorage_postgres_change_reads_total{served_by}`).
+        public var replicaReadObserver: (@Sendable (ReplicaReadSource) -> Void)?
 
         /// Makes a configuration.
         /// - Parameters:
@@ -42,6 +52,9 @@ extension PostgresStore {
             self.notificationChannel = notificationChannel
             self.maximumAttempts = maximumAttempts
             self.logger = logger
+            replicaWait = .milliseconds(100)
+            replicaRetryDelay = .seconds(1)
+            replicaReadObserver = nil
         }
 
         /// Checks the names that go into SQL as identifiers.

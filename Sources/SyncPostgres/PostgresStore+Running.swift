@@ -49,12 +49,7 @@ extension PostgresStore {
         backgroundLogger: Logger = Logger(label: "Anchorage.PostgresStore.pool"),
         _ body: (PostgresStore) async throws -> Result
     ) async throws -> Result {
-        let client = PostgresClient(configuration: withSessionSettings(clientConfiguration), backgroundLogger: backgroundLogger)
-        return try await withThrowingTaskGroup(of: Void.self, returning: Result.self) { group in
-            group.addTask { await client.run() }
-            defer { group.cancelAll() }
-            let store = try await PostgresStore(client: client, configuration: configuration)
-            return try await body(store)
-        }
+        try await withStore(
+            client: clientConfiguration, readReplica: nil, configuration: configuration, backgroundLogger: backgroundLogger, body)
     }
 }

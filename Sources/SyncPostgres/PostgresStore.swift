@@ -102,12 +102,26 @@ public import SyncCore
 /// (`COLLATE "C"`), which is Swift's order for strings in Unicode
 /// normalization form C; PostgreSQL `text` cannot hold NUL characters, so
 /// names containing one are refused with ``SyncCore/StoreError/Code/invalidArgument``.
+///
+/// ## Read replica
+/// A store opened with a read replica, a PostgreSQL hot standby of its database
+/// (``init(client:readReplica:configuration:)``), reads the changes that answer pulls
+/// (``encodedChanges(for:after:in:limit:)``, and so ``SyncCore/SyncStore/changes(for:after:in:limit:)``)
+/// from the standby; everything else, writes and the reads of transactions, stays on the primary. Before
+/// such a read the store asks the primary where its WAL ends and waits, at most
+/// ``Configuration/replicaWait``, for the standby to replay that far, so the read sees every commit that
+/// ended before it began: a device sees its own writes, and no server process hands out a position another
+/// has not reached. A standby that is behind, fails or cannot be reached is left alone for
+/// ``Configuration/replicaRetryDelay`` while the primary answers; ``replicaReadCounts`` counts the reads
+/// each server answered.
 public final class PostgresStore: PositionTellingStore, StoredFormStore {
     /// The connection pool the store runs its queries on.
     public let client: PostgresClient
     /// The configuration the store was opened with.
     public let configuration: Configuration
     let queries: StoreQueries
+    /// Where the reads of changes go, when the store has a read replica.
+    let replicaReads: ReplicaReadRouter?
     private let locks = AccountLocks()
 
     /// Opens the store on `client`, creating its schema and tables if they are missing.
@@ -117,11 +131,29 @@ public final class PostgresStore: PositionTellingStore, StoredFormStore {
     ///   for a schema or channel name that is not a plain identifier,
     ///   ``SyncCore/StoreError/Code/corrupt`` when the schema was written by a newer
     ///   version, ``SyncCore/StoreError/Code/unavailable`` when the database cannot be reached.
-    public init(client: PostgresClient, configuration: Configuration = Configuration()) async throws {
+    public convenience init(client: PostgresClient, configuration: Configuration = Configuration()) async throws {
+        try await self.init(client: client, readReplica: nil, configuration: configuration)
+    }
+
+    /// Opens the store on `client`, creating its schema and tables if they are missing, with the reads of
+    /// changes going to `readReplica`, a hot standby of `client`'s database (see "Read replica" above).
+    ///
+    /// `client.run()` and `readReplica.run()` must be running (or start soon): until `client`'s does, this
+    /// waits. The standby is not asked anything until the first read of changes.
+    /// - Parameters:
+    ///   - client: the pool of the primary.
+    ///   - readReplica: the pool of a hot standby that streams from the primary; `nil` for none.
+    ///   - configuration: where the store keeps its tables and how it uses the standby.
+    /// - Throws: What ``init(client:configuration:)`` throws.
+    public init(client: PostgresClient, readReplica: PostgresClient?, configuration: Configuration = Configuration()) async throws {
         try configuration.validate()
         self.client = client
         self.configuration = configuration
-        queries = StoreQueries(schema: configuration.schema, logger: configuration.logger)
+        let queries = StoreQueries(schema: configuration.schema, logger: configuration.logger)
+        self.queries = queries
+        replicaReads = readReplica.map {
+            ReplicaReadRouter(primary: client, replica: $0, queries: queries, configuration: configuration)
+        }
         try await withStoreErrors("preparing schema \(configuration.schema)") {
             try await StoreSchema.migrate(schema: configuration.schema, client: client, logger: configuration.logger)
         }
@@ -171,7 +203,7 @@ public final class PostgresStore: PositionTellingStore, StoredFormStore {
 
     /// The records of `account` written after `position`, tombstones included, in order of position, with
     /// their fields as the database holds them (``SyncCore/StoredFormStore`` decodes them for
-    /// ``SyncCore/SyncStore/changes(for:after:in:limit:)``).
+    /// ``SyncCore/SyncStore/changes(for:after:in:limit:)``); read from the read replica when it has caught up.
     /// - Throws: ``SyncCore/StoreError/Code/invalidArgument`` when `limit` is
     ///   below 1, or ``SyncCore/StoreError`` when the database cannot be read.
     public func encodedChanges(
@@ -179,7 +211,12 @@ public final class PostgresStore: PositionTellingStore, StoredFormStore {
     ) async throws -> EncodedChangeBatch {
         try ChangeBatch.requireValidLimit(limit)
         return try await withStoreErrors("reading the changes of \(account)") {
-            try await queries.encodedChanges(of: account, after: position, in: collections, limit: limit, client)
+            guard let replicaReads else {
+                return try await queries.encodedChanges(of: account, after: position, in: collections, limit: limit, client)
+            }
+            return try await replicaReads.read { server in
+                try await queries.encodedChanges(of: account, after: position, in: collections, limit: limit, server)
+            }
         }
     }
 

@@ -161,14 +161,24 @@ package actor PushHub {
 
     // MARK: Notifying
 
+    /// How many devices ``announce(_:)`` notifies between two turns for other work.
+    static let fanOutBatch = 128
+
     /// Queues (and sends to connected devices) a notification for each
     /// device of the account that monitors a changed collection, except the writer.
+    ///
+    /// Every ``fanOutBatch`` devices it lets other work run: each notification sent wakes
+    /// that device's stream, and thousands woken at once would hold up everything queued
+    /// behind them — the writer's own answer first.
     /// - Returns: How many notifications were made.
     @discardableResult
-    func announce(_ change: StoreChange) -> Int {
+    func announce(_ change: StoreChange) async -> Int {
         guard let names = devicesByAccount[change.account] else { return 0 }
         var made = 0
+        var visited = 0
         for name in names where name != change.device {
+            visited += 1
+            if visited % Self.fanOutBatch == 0 { await Task.yield() }
             let key = Key(account: change.account, device: name)
             guard var device = devices[key] else { continue }
             let tokens: [String]

@@ -81,6 +81,14 @@ struct Serve: AsyncParsableCommand {
     @Option(help: "Where records live: sqlite:PATH, postgres://USER[:PASSWORD]@HOST[:PORT]/DATABASE or memory.")
     var store = StoreOption(argument: "sqlite:anchorage-server.sqlite")!
 
+    @Option(
+        name: .customLong("postgres-replica"),
+        help: """
+            A hot standby of the --store PostgreSQL database (postgres://USER@HOST[:PORT]/DATABASE) that answers \
+            pulls once it has replayed the latest commits (waiting at most 100 ms, else the primary answers).
+            """)
+    var postgresReplica: PostgresLocation?
+
     @Option(help: "The users file (create it with `anchorage users add`).")
     var users = "users.txt"
 
@@ -117,6 +125,9 @@ struct Serve: AsyncParsableCommand {
 
     @Option(help: "Push: how many notifications the server keeps for a device while it is away.")
     var pushQueueLength = Defaults.push.queueLength
+
+    @Option(help: "Push: the most devices one account may register; one more forgets the least recently seen unconnected device.")
+    var pushMaxDevices = Defaults.push.maxDevicesPerAccount
 
     @Option(
         name: .customLong("push-mail-account"),
@@ -251,7 +262,7 @@ struct Serve: AsyncParsableCommand {
                 "anchorage: no accounts in \(users) yet, so every request is refused (401); add one while the server runs: echo PASSWORD | anchorage users add NAME --file \(users)\n".utf8))
         }
         let connections = connectionLimits(logger: logger)
-        try await store.withStore { unmeteredStore in
+        try await store.withStore(readReplica: postgresReplica) { unmeteredStore in
             let meteredStore = MeteredStore(unmeteredStore)
             let syncStore: any SyncStore =
                 quotaRecords == nil && quotaBytes == nil
@@ -274,6 +285,7 @@ struct Serve: AsyncParsableCommand {
                 throw failure("the store \(store) does not announce its commits, which the push server needs", code: 70)
             }
             var pushConfiguration = PushServer.Configuration(queueLength: pushQueueLength)
+            pushConfiguration.maxDevicesPerAccount = max(1, pushMaxDevices)
             pushConfiguration.mailServers = Set(pushMailAccounts.map { AccountID($0) })
             pushConfiguration.streamPingInterval = .seconds(pushPingInterval)
             let push = PushServer(

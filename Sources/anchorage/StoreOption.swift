@@ -40,7 +40,17 @@ struct StoreOption: ExpressibleByArgument, CustomStringConvertible {
     static var allValueStrings: [String] { ["memory", "sqlite:PATH", "postgres://USER@HOST:PORT/DATABASE"] }
 
     /// Opens the store, hands it to `body`, and closes it when `body` returns or throws.
-    func withStore<Result: Sendable>(_ body: (any SyncStore) async throws -> Result) async throws -> Result {
+    ///
+    /// `readReplica`, a hot standby of a PostgreSQL store, answers the reads of changes for pulls.
+    /// - Throws: exit status 64 when `readReplica` is given for a store that is not PostgreSQL.
+    func withStore<Result: Sendable>(
+        readReplica: PostgresLocation? = nil, _ body: (any SyncStore) async throws -> Result
+    ) async throws -> Result {
+        if let readReplica {
+            guard case .postgres = kind else {
+                throw failure("--postgres-replica \(readReplica) needs a postgres:// --store, not \(self)", code: 64)
+            }
+        }
         switch kind {
         case .memory:
             return try await body(MemoryStore())
@@ -57,13 +67,13 @@ struct StoreOption: ExpressibleByArgument, CustomStringConvertible {
             try? store.close()
             return result
         case .postgres(let location):
-            return try await withPostgresStore(at: location, body)
+            return try await withPostgresStore(at: location, readReplica: readReplica, body)
         }
     }
 }
 
 /// A PostgreSQL database named by a `postgres://` URL.
-struct PostgresLocation: CustomStringConvertible {
+struct PostgresLocation: ExpressibleByArgument, CustomStringConvertible {
     var host: String
     var port: Int
     var username: String
@@ -82,6 +92,12 @@ struct PostgresLocation: CustomStringConvertible {
         self.username = username
         self.password = components.password ?? ProcessInfo.processInfo.environment["PGPASSWORD"]
         self.database = database.isEmpty ? username : database
+    }
+
+    /// Reads a `postgres://` or `postgresql://` URL given on the command line.
+    init?(argument: String) {
+        guard argument.hasPrefix("postgres://") || argument.hasPrefix("postgresql://") else { return nil }
+        self.init(url: argument)
     }
 
     /// The URL without its password.

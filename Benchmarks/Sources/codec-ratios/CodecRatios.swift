@@ -1,7 +1,7 @@
 import BenchmarkShapes
 import Foundation
 
-/// `codec-ratios [--repetitions N] [--markdown FILE]`: times every Anchorage
+/// `codec-ratios [--repetitions N] [--markdown FILE] [--only CODEC]`: times every Anchorage
 /// codec and its peers on the standard shapes and prints how their speeds compare.
 @main
 enum CodecRatios {
@@ -27,18 +27,20 @@ enum CodecRatios {
                 timings[key] = measured
                 return measured
             }
-            for comparison in Comparison.all {
+            for comparison in Comparison.all where options.includes(comparison) {
                 report.rows.append(
                     RatioReport.Row(
                         comparison: comparison, shape: shape,
                         ours: try timing(comparison.ours, comparison.direction),
                         peer: try timing(comparison.peer, comparison.direction)))
             }
-            report.sizes.append(
-                RatioReport.SizeRow(
-                    shape: shape,
-                    binaryBytes: try timing(.anchorageBinaryPlist, .encode).bytes,
-                    xmlBytes: try timing(.anchorageXMLPlist, .encode).bytes))
+            if options.only == nil {
+                report.sizes.append(
+                    RatioReport.SizeRow(
+                        shape: shape,
+                        binaryBytes: try timing(.anchorageBinaryPlist, .encode).bytes,
+                        xmlBytes: try timing(.anchorageXMLPlist, .encode).bytes))
+            }
         }
         print(report.textTable(), terminator: "")
         if let markdown = options.markdown {
@@ -56,8 +58,16 @@ enum CodecRatios {
 struct Options {
     var repetitions = 5
     var markdown: String?
+    /// Only the comparisons of Anchorage codecs whose name contains this text (`--only MessagePack`).
+    var only: String?
 
-    static let usage = "usage: codec-ratios [--repetitions N] [--markdown FILE]"
+    static let usage = "usage: codec-ratios [--repetitions N] [--markdown FILE] [--only CODEC]"
+
+    /// Whether the run measures `comparison`.
+    func includes(_ comparison: Comparison) -> Bool {
+        guard let only else { return true }
+        return comparison.ours.description.localizedCaseInsensitiveContains(only)
+    }
 
     init<Arguments: Collection<String>>(_ arguments: Arguments) throws {
         var remaining = Array(arguments)[...]
@@ -71,6 +81,9 @@ struct Options {
             case "--markdown":
                 guard let path = remaining.popFirst() else { throw UsageError(description: "--markdown needs a file") }
                 markdown = path
+            case "--only":
+                guard let text = remaining.popFirst() else { throw UsageError(description: "--only needs a codec name") }
+                only = text
             case "-h", "--help":
                 print(Self.usage)
                 exit(0)

@@ -6,6 +6,7 @@
 //
 // and write the figures in docs/push.md with the machine they were taken on.
 import Aquasync
+import BenchmarkServers
 import Foundation
 import Logging
 import ServiceLifecycle
@@ -33,8 +34,12 @@ struct PushLatency {
             try await fanOut(url: url, devices: devices, store: store)
         }
         if let postgres = value("--postgres"), let anchorage = value("--anchorage") {
-            let servers = try (0..<2).map { _ in try Serve(anchorage: anchorage, store: postgres) }
-            defer { for server in servers { server.process.terminate() } }
+            let servers = try (0..<2).map { _ in
+                try ServerProcess(
+                    anchorage: anchorage, store: postgres, accounts: ["bench"],
+                    folder: NSTemporaryDirectory() + "push-latency-\(UUID().uuidString)")
+            }
+            defer { for server in servers { server.stop() } }
             report("PostgreSQL, two server processes", try await latencies(writer: servers[0].url, reader: servers[1].url, changes: changes, account: "bench"))
         }
     }
@@ -148,42 +153,5 @@ struct PushLatency {
         guard let text = try? String(contentsOfFile: "/proc/self/statm", encoding: .utf8) else { return 0 }
         let fields = text.split(separator: " ")
         return fields.count > 1 ? (Int(fields[1]) ?? 0) * 4_096 : 0
-    }
-}
-
-/// An `anchorage serve` process on a free port.
-struct Serve {
-    let process: Process
-    let url: URL
-
-    init(anchorage: String, store: String) throws {
-        let folder = NSTemporaryDirectory() + "push-latency-\(UUID().uuidString)"
-        try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
-        let users = folder + "/users.txt"
-        let add = Process()
-        add.executableURL = URL(fileURLWithPath: anchorage)
-        add.arguments = ["users", "add", "bench", "--file", users]
-        let input = Pipe()
-        add.standardInput = input
-        try add.run()
-        input.fileHandleForWriting.write(Data("secret\n".utf8))
-        try input.fileHandleForWriting.close()
-        add.waitUntilExit()
-        process = Process()
-        process.executableURL = URL(fileURLWithPath: anchorage)
-        process.arguments = ["serve", "--port", "0", "--store", store, "--users", users, "--log-level", "error"]
-        let output = Pipe()
-        process.standardOutput = output
-        try process.run()
-        var text = ""
-        while !text.contains("\n") {
-            let data = output.fileHandleForReading.availableData
-            if data.isEmpty { break }
-            text += String(decoding: data, as: UTF8.self)
-        }
-        guard let address = text.split(separator: " ").first(where: { $0.hasPrefix("http://") }), let url = URL(string: String(address)) else {
-            throw CocoaError(.fileReadCorruptFile)
-        }
-        self.url = url
     }
 }

@@ -20,6 +20,7 @@
 // Every run starts after the disk has written what the runs before left (sync(2)).
 import AsyncHTTPClient
 import Aquasync
+import BenchmarkServers
 import Foundation
 import NIOCore
 import NIOPosix
@@ -76,7 +77,8 @@ struct SyncLoad {
                 for _ in 0..<max(1, options.repeats) {
                     let prefix = "\(name)-\(devices)-\(UUID().uuidString.prefix(8).lowercased())"
                     let server = try ServerProcess(
-                        anchorage: options.anchorage, store: try store(prefix), accounts: (0..<devices).map { "\(prefix)-d\($0)" })
+                        anchorage: options.anchorage, store: try store(prefix), accounts: (0..<devices).map { "\(prefix)-d\($0)" },
+                        folder: temporaryPath("server", "d"))
                     defer { server.stop() }
                     flushToDisk()
                     let run = try await fastSyncs(server: server, accounts: (0..<devices).map { "\(prefix)-d\($0)" }, seconds: options.seconds)
@@ -92,7 +94,9 @@ struct SyncLoad {
                 var pulls: [BulkRun] = []
                 for _ in 0..<max(1, options.repeats) {
                     let account = "\(name)-bulk-\(UUID().uuidString.prefix(8).lowercased())"
-                    let server = try ServerProcess(anchorage: options.anchorage, store: try store(account), accounts: [account])
+                    let server = try ServerProcess(
+                        anchorage: options.anchorage, store: try store(account), accounts: [account],
+                        folder: temporaryPath("server", "d"))
                     defer { server.stop() }
                     let device = try copyOfDevice(imported)
                     let upload = try syncWithCommandLine(

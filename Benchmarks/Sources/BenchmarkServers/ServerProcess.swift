@@ -6,17 +6,23 @@ import Glibc
 #endif
 
 /// An `anchorage serve` child process on a free loopback port, with a users file of `accounts`.
-final class ServerProcess: Sendable {
+public final class ServerProcess: Sendable {
     /// Every account's password. Its hash takes few PBKDF2 rounds so that a thousand accounts are made in
     /// moments; the server remembers a verified password, so later requests never derive it again.
-    static let password = "secret"
+    public static let password = "secret"
 
-    let process: Process
-    let url: URL
-    var pid: Int32 { process.processIdentifier }
+    /// The running `anchorage serve`.
+    public let process: Process
+    /// Where it listens: `http://127.0.0.1:PORT`.
+    public let url: URL
+    /// Its process ID.
+    public var pid: Int32 { process.processIdentifier }
 
-    init(anchorage: String, store: String, accounts: [String]) throws {
-        let folder = temporaryPath("server", "d")
+    /// Starts `anchorage serve` (the binary at `anchorage`) on `store`, its users file in `folder` (made if
+    /// missing), with `extraArguments` after the standard ones; returns once it prints its address.
+    public init(
+        anchorage: String, store: String, accounts: [String], folder: String, extraArguments: [String] = []
+    ) throws {
         try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
         let users = folder + "/users.txt"
         var file = UsersFile()
@@ -29,7 +35,7 @@ final class ServerProcess: Sendable {
         process.arguments = [
             "serve", "--port", "0", "--store", store, "--users", users, "--log-level", "error",
             "--max-connections", String(max(256, accounts.count * 2)),
-        ]
+        ] + extraArguments
         let output = Pipe()
         process.standardOutput = output
         try process.run()
@@ -43,24 +49,25 @@ final class ServerProcess: Sendable {
             let url = URL(string: String(address.trimmingCharacters(in: .whitespacesAndNewlines)))
         else {
             process.terminate()
-            throw BenchmarkError("anchorage serve did not print its address: \(text)")
+            throw ServerProcessError(description: "anchorage serve did not print its address: \(text)")
         }
         self.url = url
     }
 
-    func stop() {
+    /// Stops the server and waits for it to exit.
+    public func stop() {
         process.terminate()
         process.waitUntilExit()
     }
 
     /// The server's CPU time so far (user and system, from /proc/PID/stat) and its peak RSS (VmHWM).
-    func usage() -> (cpuSeconds: Double, peakRSS: Int) {
+    public func usage() -> (cpuSeconds: Double, peakRSS: Int) {
         (cpuSeconds(of: pid), ProcessMemory(pid: pid).peak)
     }
 }
 
 /// User and system CPU time of a process, from /proc/PID/stat.
-func cpuSeconds(of pid: Int32) -> Double {
+public func cpuSeconds(of pid: Int32) -> Double {
     guard let text = try? String(contentsOfFile: "/proc/\(pid)/stat", encoding: .utf8),
         let close = text.lastIndex(of: ")")
     else { return 0 }
@@ -71,11 +78,14 @@ func cpuSeconds(of pid: Int32) -> Double {
 }
 
 /// A process's resident memory now and at its peak, from /proc/PID/status.
-struct ProcessMemory {
-    var current = 0
-    var peak = 0
+public struct ProcessMemory {
+    /// Resident bytes now (VmRSS).
+    public var current = 0
+    /// The most resident bytes so far (VmHWM).
+    public var peak = 0
 
-    init(pid: Int32) {
+    /// Reads the memory of process `pid` (zeros when it cannot be read).
+    public init(pid: Int32) {
         guard let text = try? String(contentsOfFile: "/proc/\(pid)/status", encoding: .utf8) else { return }
         for line in text.split(separator: "\n") {
             let parts = line.split(whereSeparator: { $0 == " " || $0 == "\t" })
@@ -88,13 +98,14 @@ struct ProcessMemory {
 
 /// Follows processes' resident memory every 20 ms on a thread of its own, keeping each one's peak
 /// (VmHWM when the process still runs, the largest VmRSS seen otherwise).
-final class MemorySampler: @unchecked Sendable {
+public final class MemorySampler: @unchecked Sendable {
     private let lock = NSLock()
     private var peaks: [Int32: Int] = [:]
     private var running = true
     private let done = DispatchSemaphore(value: 0)
 
-    init(pids: [Int32]) {
+    /// Starts following `pids`.
+    public init(pids: [Int32]) {
         Thread.detachNewThread { [self] in
             while lock.withLock({ running }) {
                 for pid in pids {
@@ -109,9 +120,18 @@ final class MemorySampler: @unchecked Sendable {
     }
 
     /// Stops sampling and returns each process's peak resident bytes.
-    func stop() -> [Int32: Int] {
+    public func stop() -> [Int32: Int] {
         lock.withLock { running = false }
         done.wait()
         return lock.withLock { peaks }
     }
+}
+
+/// `anchorage serve` did not start as expected.
+public struct ServerProcessError: Error, CustomStringConvertible {
+    /// What went wrong.
+    public let description: String
+
+    /// An error saying `description`.
+    public init(description: String) { self.description = description }
 }

@@ -1,0 +1,37 @@
+import SyncCore
+import Testing
+
+@testable import SyncPush
+
+/// One change announced to more devices than the hub notifies between two turns for other work.
+@Suite("Push: fan-out in batches")
+struct PushFanOutTests {
+    @Test("every device of the account but the writer is notified once, across batches")
+    func everyDeviceButTheWriterIsNotifiedOnce() async throws {
+        let hub = PushHub(configuration: PushServer.Configuration())
+        let count = 2 * PushHub.fanOutBatch + 45
+        var streams: [AsyncStream<PushNotification>.AsyncIterator] = []
+        for index in 0..<count {
+            let key = PushHub.Key(account: "ada", device: "device-\(index)")
+            _ = try await hub.register(key, collections: ["notes"])
+            let (_, stream) = try #require(await hub.connect(key, after: 0))
+            var iterator = stream.makeAsyncIterator()
+            let resync = try #require(await iterator.next())
+            #expect(resync.token == nil && resync.retained)
+            streams.append(iterator)
+        }
+        _ = try await hub.register(PushHub.Key(account: "bob", device: "device-0"), collections: ["notes"])
+
+        let made = await hub.announce(StoreChange(account: "ada", collections: ["notes"], device: "device-0"))
+
+        #expect(made == count - 1)
+        for index in 1..<count {
+            let key = PushHub.Key(account: "ada", device: "device-\(index)")
+            #expect(await hub.queued(key) == 1)
+            let notification = try #require(await streams[index].next())
+            #expect(notification.token != nil && !notification.retained)
+        }
+        #expect(await hub.queued(PushHub.Key(account: "ada", device: "device-0")) == 0)
+        #expect(await hub.queued(PushHub.Key(account: "bob", device: "device-0")) == 0)
+    }
+}
