@@ -69,90 +69,32 @@ public struct PushHTTPServer: ApplicationProtocol {
     public var server: HTTPServerBuilder {
         let (push, responder, logger, streamPath) = (push, base.responder, base.logger, mountPath + "/stream")
         let refusals = UpgradeRefusals()
-        let configuration = HTTP1WebSocketUpgradeChannel.Configuration(
-            http1: base.http1Configuration(adding: [ExpectContinueHandler(), RefusedUpgradeWriter(refusals)]),
-            ws: .init(maxFrameSize: 4_096, autoPing: .enabled(timePeriod: push.configuration.streamPingInterval)))
+        let http1 = base.http1Configuration(adding: [ExpectContinueHandler(), RefusedUpgradeWriter(refusals)])
         return base.serverBuilder { httpResponder in
-            HTTP1WebSocketUpgradeChannel(responder: httpResponder, configuration: configuration) { head, channel, _ in
+            PushStreamChannel(responder: httpResponder, http1: http1, maxFrameSize: 4_096, server: push) { head, channel in
                 let request = SyncRequest(method: .get, path: head.path ?? "/")
                 guard head.method == .get, request.pathWithoutQuery == streamPath else {
                     let refusal = SyncServiceError.badRequest(
                         "only GET \(streamPath) upgrades to a WebSocket; send this request without Upgrade")
                     logger.info("\(head.method.rawValue) \(request.pathWithoutQuery) 400 (a WebSocket upgrade on another path)")
                     refusals.keep(refusal.response, for: channel)
-                    return .dontUpgrade
+                    return nil
                 }
                 let answer = await responder.answerUpgrade(head, remoteAddress: channel.remoteAddress)
                 guard answer.isGranted, let account = answer.account,
                     let (device, after) = try? PushServer.streamParameters(request.queryItems)
                 else {
                     refusals.keep(head: answer.head, body: answer.body, for: channel)
-                    return .dontUpgrade
+                    return nil
                 }
-                let key = PushHub.Key(account: account, device: device)
                 // From the 101 on, the WebSocket's pings decide whether the connection lives, not HTTP's time limits.
                 ConnectionLimits.connectionUpgraded(channel)
-                return .upgrade([:]) { inbound, outbound, _ in
-                    try await push.stream(to: key, after: after, inbound: inbound, outbound: outbound)
-                }
+                return PushStreamChannel.Grant(key: PushHub.Key(account: account, device: device), after: after)
             }
         }
     }
 
-    /// Reports the port as the base server does.
     public func onServerRunning(_ channel: any Channel) async {
         await base.onServerRunning(channel)
-    }
-}
-
-extension PushServer {
-    /// Sends a device its notifications until either side closes.
-    func stream(to key: PushHub.Key, after: UInt64, inbound: WebSocketInboundStream, outbound: WebSocketOutboundWriter) async throws {
-        guard let (id, notifications) = await hub.connect(key, after: after) else { return }
-        let logger = self.logger
-        logger.debug("push stream open", metadata: ["device": "\(key.device)", "account": "\(key.account)"])
-        let hub = self.hub
-        await withGracefulShutdownHandler {
-            await forward(notifications, inbound: inbound, outbound: outbound)
-        } onGracefulShutdown: {
-            // The server stops: close the stream, so the device reconnects to another one.
-            Task { await hub.disconnect(key, id: id) }
-        }
-        await hub.disconnect(key, id: id)
-        logger.debug("push stream closed", metadata: ["device": "\(key.device)", "account": "\(key.account)"])
-    }
-
-    /// Writes each notification to the WebSocket until the stream or the device ends.
-    private func forward(
-        _ notifications: AsyncStream<PushNotification>, inbound: WebSocketInboundStream, outbound: WebSocketOutboundWriter
-    ) async {
-        await withTaskGroup(of: Void.self) { group in
-            group.addTask {
-                // The device sends nothing; reading notices its close.
-                do {
-                    for try await _ in inbound {}
-                } catch {}
-            }
-            group.addTask { [self] in
-                for await notification in notifications {
-                    let text = notification.json
-                    do {
-                        if cutMidMessage.withLock({ $0?(notification) }) == true {
-                            let half = ByteBuffer(string: String(text.prefix(text.count / 2)))
-                            try await outbound.write(.custom(WebSocketFrame(fin: false, opcode: .text, data: half)))
-                            return
-                        }
-                        try await outbound.write(.text(text))
-                    } catch {
-                        return
-                    }
-                }
-            }
-            await group.next()
-            // Closed from this side: the device answers the close, which ends the reader above; the group
-            // waits for that reader, and a reader waiting on the socket does not end on cancellation alone.
-            try? await outbound.close(.goingAway, reason: "the stream ended")
-            group.cancelAll()
-        }
     }
 }

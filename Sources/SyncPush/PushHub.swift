@@ -50,7 +50,7 @@ package actor PushHub {
     /// A device's open stream.
     struct Connection: Sendable {
         var id: UInt64
-        var continuation: AsyncStream<PushNotification>.Continuation
+        var sink: any PushSink
     }
 
     let configuration: PushServer.Configuration
@@ -116,13 +116,12 @@ package actor PushHub {
 
     /// Opens the device's stream after notification `after`: first what it
     /// missed (or a "sync everything" message when that cannot be proven),
-    /// then every new notification. A connection the device had is closed.
-    /// - Returns: `nil` when the device is not registered.
-    func connect(_ key: Key, after: UInt64) -> (id: UInt64, stream: AsyncStream<PushNotification>)? {
+    /// then every new notification, all handed to `sink`. A connection the
+    /// device had is closed.
+    /// - Returns: the connection's id, or `nil` when the device is not registered.
+    func connect(_ key: Key, after: UInt64, sink: any PushSink) -> UInt64? {
         guard var device = devices[key] else { return nil }
-        device.connection?.continuation.finish()
-        let (stream, continuation) = AsyncStream<PushNotification>.makeStream(
-            bufferingPolicy: .bufferingOldest(2 * configuration.queueLength + 16))
+        device.connection?.sink.finish()
         let id = nextConnectionID
         nextConnectionID += 1
         tick += 1
@@ -130,31 +129,41 @@ package actor PushHub {
         if after >= device.provenAfter && after <= device.seq {
             // The queue holds everything after `after`: replay it, the first flagged retained.
             for (index, entry) in device.queue.filter({ $0.seq > after }).enumerated() {
-                continuation.yield(PushNotification(seq: entry.seq, token: entry.token, retained: index == 0))
+                _ = sink.send(PushNotification(seq: entry.seq, token: entry.token, retained: index == 0))
             }
         } else {
             // Notifications were dropped, or `after` is a number this server never gave.
             device.seq = max(device.seq, after) + 1
             device.provenAfter = device.seq
             device.queue.removeAll()
-            continuation.yield(PushNotification(seq: device.seq, token: nil, retained: true))
+            _ = sink.send(PushNotification(seq: device.seq, token: nil, retained: true))
         }
-        device.connection = Connection(id: id, continuation: continuation)
+        device.connection = Connection(id: id, sink: sink)
         devices[key] = device
+        return id
+    }
+
+    /// Opens the device's stream as ``connect(_:after:sink:)`` does, into an `AsyncStream` that keeps
+    /// up to twice the queue's length; a device that falls further behind is disconnected.
+    /// - Returns: `nil` when the device is not registered.
+    func connect(_ key: Key, after: UInt64) -> (id: UInt64, stream: AsyncStream<PushNotification>)? {
+        let (stream, continuation) = AsyncStream<PushNotification>.makeStream(
+            bufferingPolicy: .bufferingOldest(2 * configuration.queueLength + 16))
+        guard let id = connect(key, after: after, sink: AsyncStreamPushSink(continuation: continuation)) else { return nil }
         return (id, stream)
     }
 
     /// Forgets the connection `id` of a device, if it is still the device's.
     func disconnect(_ key: Key, id: UInt64) {
         guard devices[key]?.connection?.id == id else { return }
-        devices[key]?.connection?.continuation.finish()
+        devices[key]?.connection?.sink.finish()
         devices[key]?.connection = nil
     }
 
     /// Closes every device's stream: the server stops, and its devices reconnect (to it again, or another).
     package func disconnectAll() {
         for key in devices.keys where devices[key]?.connection != nil {
-            devices[key]?.connection?.continuation.finish()
+            devices[key]?.connection?.sink.finish()
             devices[key]?.connection = nil
         }
     }
@@ -167,18 +176,23 @@ package actor PushHub {
     /// Queues (and sends to connected devices) a notification for each
     /// device of the account that monitors a changed collection, except the writer.
     ///
-    /// Every ``fanOutBatch`` devices it lets other work run: each notification sent wakes
-    /// that device's stream, and thousands woken at once would hold up everything queued
-    /// behind them — the writer's own answer first.
+    /// Every ``fanOutBatch`` devices it waits until the streams have taken what was sent
+    /// (``PushSink/drained()``): thousands of notifications handed over at once would queue
+    /// ahead of everything else the server does, the writer's own answer first.
     /// - Returns: How many notifications were made.
     @discardableResult
     func announce(_ change: StoreChange) async -> Int {
         guard let names = devicesByAccount[change.account] else { return 0 }
         var made = 0
         var visited = 0
+        var sent: [ObjectIdentifier: any PushSink] = [:]
         for name in names where name != change.device {
             visited += 1
-            if visited % Self.fanOutBatch == 0 { await Task.yield() }
+            if visited % Self.fanOutBatch == 0 {
+                for sink in sent.values { await sink.drained() }
+                sent.removeAll(keepingCapacity: true)
+                await Task.yield()
+            }
             let key = Key(account: change.account, device: name)
             guard var device = devices[key] else { continue }
             let tokens: [String]
@@ -192,6 +206,7 @@ package actor PushHub {
                 enqueue(token, for: &device)
                 made += 1
             }
+            if let sink = device.connection?.sink, let queue = sink.queueIdentity { sent[queue] = sink }
             devices[key] = device
         }
         return made
@@ -217,10 +232,10 @@ package actor PushHub {
             device.provenAfter = max(device.provenAfter, dropped.seq)
         }
         if let connection = device.connection,
-            case .dropped = connection.continuation.yield(PushNotification(seq: device.seq, token: token, retained: false))
+            !connection.sink.send(PushNotification(seq: device.seq, token: token, retained: false))
         {
             // The device does not read fast enough: it reconnects and gets the queue.
-            connection.continuation.finish()
+            connection.sink.finish()
             device.connection = nil
         }
     }
@@ -233,7 +248,7 @@ package actor PushHub {
             device.provenAfter = device.seq
             device.queue.removeAll()
             if let connection = device.connection {
-                connection.continuation.yield(PushNotification(seq: device.seq, token: nil, retained: true))
+                _ = connection.sink.send(PushNotification(seq: device.seq, token: nil, retained: true))
             }
             devices[key] = device
         }
@@ -278,4 +293,34 @@ package actor PushHub {
             return byte < 16 ? "0" + hex : hex
         }.joined()
     }
+}
+
+/// Where a connected device's notifications go: its push stream.
+package protocol PushSink: Sendable {
+    /// Hands one notification over to the stream.
+    /// - Returns: `false` when the device reads too slowly to take it; the hub then ends the stream.
+    func send(_ notification: PushNotification) -> Bool
+    /// Ends the stream: the device reconnects and gets its queue.
+    func finish()
+    /// What the streams that share this one's queue of work have in common (their event loop), or `nil`.
+    var queueIdentity: ObjectIdentifier? { get }
+    /// Returns once everything sent to this stream so far has been taken from its queue of work.
+    func drained() async
+}
+
+/// A stream into an `AsyncStream`, as tests read it.
+struct AsyncStreamPushSink: PushSink {
+    /// The stream's input.
+    let continuation: AsyncStream<PushNotification>.Continuation
+
+    func send(_ notification: PushNotification) -> Bool {
+        if case .dropped = continuation.yield(notification) { return false }
+        return true
+    }
+
+    func finish() { continuation.finish() }
+
+    var queueIdentity: ObjectIdentifier? { nil }
+
+    func drained() async {}
 }

@@ -58,11 +58,27 @@ public struct PushNotification: Codable, Sendable, Hashable {
         self.retained = retained
     }
 
-    /// The JSON text sent on the WebSocket; `token` is `null` when there is none.
+    /// The JSON text sent on the WebSocket, keys sorted; `token` is `null` when there is none.
     public var json: String {
+        // The server's tokens are hexadecimal: written directly, as JSONEncoder would write them, since
+        // one change can mean thousands of these. Any other token goes through JSONEncoder's escaping.
+        guard let token else { return #"{"retained":\#(retained),"seq":\#(seq),"token":null}"# }
+        if token.utf8.allSatisfy(Self.isPlainTokenByte) {
+            return #"{"retained":\#(retained),"seq":\#(seq),"token":"\#(token)"}"#
+        }
         let encoder = JSONEncoder()
         encoder.outputFormatting = .sortedKeys
         return (try? encoder.encode(self)).map { String(decoding: $0, as: UTF8.self) } ?? "{}"
+    }
+
+    /// Whether a token's byte needs no escaping in JSON: a letter, a digit, `.`, `_`, `:` or `-`.
+    private static func isPlainTokenByte(_ byte: UInt8) -> Bool {
+        switch byte {
+        case UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "A")...UInt8(ascii: "Z"), UInt8(ascii: "0")...UInt8(ascii: "9"),
+            UInt8(ascii: "."), UInt8(ascii: "_"), UInt8(ascii: ":"), UInt8(ascii: "-"):
+            true
+        default: false
+        }
     }
 
     /// Reads a message's JSON text.

@@ -1,3 +1,4 @@
+import Foundation
 import SyncCore
 import Testing
 
@@ -33,5 +34,22 @@ struct PushFanOutTests {
         }
         #expect(await hub.queued(PushHub.Key(account: "ada", device: "device-0")) == 0)
         #expect(await hub.queued(PushHub.Key(account: "bob", device: "device-0")) == 0)
+    }
+}
+
+@Suite("Push: the notification's JSON")
+struct PushNotificationJSONTests {
+    @Test("written directly, it is what JSONEncoder writes with sorted keys", arguments: [
+        PushNotification(seq: 1_764_000_000_123, token: "0f3a9c27e4b15d68a0c2e9f7b3d41a56", retained: false),
+        PushNotification(seq: 7, token: nil, retained: true),
+        PushNotification(seq: UInt64.max, token: "Notes.v2:mail_box-1", retained: true),
+        PushNotification(seq: 3, token: "quote \" and back\\slash/ é", retained: false),
+    ])
+    func writtenDirectlyAsJSONEncoderWouldWriteIt(_ notification: PushNotification) throws {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = .sortedKeys
+        let expected = String(decoding: try encoder.encode(notification), as: UTF8.self)
+        #expect(notification.json == expected)
+        #expect(try PushNotification(json: notification.json) == notification)
     }
 }
