@@ -6,29 +6,43 @@ import Foundation
 import SyncCore
 
 /// Builds a ``SyncValue`` from the start-element, text and end-element events
-/// of an XML property list, with an explicit stack (no recursion), enforcing
+/// of an XML property list, with explicit stacks (no recursion), enforcing
 /// the plist grammar and the depth and element-count limits.
+///
+/// Values wait on one stack until their container ends, and a dictionary's
+/// keys on another, so a container is made once, at its size, when it ends.
 ///
 /// Each event method returns `false` after recording ``failure``; the caller
 /// then stops the parser.
-final class PlistTreeBuilder {
-    /// An open `<plist>`, `<array>` or `<dict>`.
-    private struct Container {
+struct PlistTreeBuilder: ~Copyable {
+    /// An open `<plist>`, `<array>` or `<dict>` (plain values only, cheap to copy).
+    struct Container {
         var element: PlistElement
-        var elements: [SyncValue] = []
-        var entries: [String: SyncValue] = [:]
-        /// In a dict: the key read, awaiting its value. In the plist: unused.
-        var pendingKey: String?
-        /// In the plist: its one value.
-        var rootValue: SyncValue?
+        /// Where its values start on `values`.
+        var valuesStart: Int
+        /// Where its keys start on `keys` (in a dict).
+        var keysStart: Int
+        /// In a dict of many keys: whether its keys are also in the last of `keySets`.
+        var hasKeySet = false
     }
 
+    /// Up to this many keys, a dict's new key is compared with each earlier one; past it, a set is kept.
+    private static let keysComparedDirectly = 16
+
     private let limits: CodecLimits
-    private var containers: [Container] = []
+    private var containers = PlistStack<Container>(capacity: 16)
+    /// The keys of each open dict of many keys, to find a duplicate without comparing with each
+    /// (dicts end innermost first, so the innermost such dict's set is the last).
+    private var keySets: [Set<String>] = []
+    private var values = PlistStack<SyncValue>(capacity: 256)
+    private var keys = PlistStack<PlistKey>(capacity: 64)
+    private var keyNames = PlistKeyCache()
     /// The scalar element (`<string>`, `<key>`, …) open now, if any; scalars do not nest.
     private var openScalar: PlistElement?
-    /// The text of the open scalar element.
-    private var text: [UInt8] = []
+    /// The text of the open scalar element; for `<data>`, the bytes decoded so far.
+    private var text = PlistTextBuffer(capacity: 1_024)
+    /// Decodes the base64 of the open `<data>` as it arrives.
+    private var base64 = PlistBase64.Reader()
     private var valueCount = 0
     private var sawRoot = false
 
@@ -39,10 +53,9 @@ final class PlistTreeBuilder {
 
     init(limits: CodecLimits) {
         self.limits = limits
-        text.reserveCapacity(64)
     }
 
-    private func fail(_ code: CodecError.Code, _ message: String) -> Bool {
+    private mutating func fail(_ code: CodecError.Code, _ message: String) -> Bool {
         if failure == nil { failure = CodecError(code, message) }
         return false
     }
@@ -50,7 +63,7 @@ final class PlistTreeBuilder {
     // MARK: Events
 
     /// An element starts. `name` is its NUL-terminated local name.
-    func startElement(name: UnsafePointer<UInt8>, inNamespace: Bool) -> Bool {
+    mutating func startElement(name: UnsafePointer<UInt8>, inNamespace: Bool) -> Bool {
         guard !inNamespace, let element = PlistElement(name: name) else {
             let shown = String(cString: name)
             return fail(.malformedInput, "<\(shown)> is not a property list element" + (inNamespace ? " (it is in a namespace)" : ""))
@@ -58,29 +71,31 @@ final class PlistTreeBuilder {
         if let openScalar {
             return fail(.malformedInput, "<\(element.name)> cannot appear inside <\(openScalar.name)>")
         }
-        guard let parent = containers.last else {
+        guard containers.count > 0 else {
             guard element == .plist, !sawRoot else {
                 return fail(.malformedInput, "the root element must be <plist>, not <\(element.name)>")
             }
             sawRoot = true
-            containers.append(Container(element: .plist))
+            containers.push(Container(element: .plist, valuesStart: values.count, keysStart: keys.count))
             return true
         }
+        let parent = containers.last
+        let parentElement = parent.element
         switch element {
         case .plist:
             return fail(.malformedInput, "<plist> can only be the root element")
         case .key:
-            guard parent.element == .dict else {
-                return fail(.malformedInput, "<key> can only appear directly inside <dict>, not <\(parent.element.name)>")
+            guard parentElement == .dict else {
+                return fail(.malformedInput, "<key> can only appear directly inside <dict>, not <\(parentElement.name)>")
             }
-            guard parent.pendingKey == nil else {
-                return fail(.malformedInput, "<key> \(parent.pendingKey!) has no value before the next <key>")
+            guard !hasPendingKey(parent) else {
+                return fail(.malformedInput, "<key> \(keys[keys.count - 1].string) has no value before the next <key>")
             }
         default:
-            switch parent.element {
-            case .plist where parent.rootValue != nil:
+            switch parentElement {
+            case .plist where values.count > parent.valuesStart:
                 return fail(.malformedInput, "<plist> holds more than one value")
-            case .dict where parent.pendingKey == nil:
+            case .dict where !hasPendingKey(parent):
                 return fail(.malformedInput, "<\(element.name)> in <dict> has no <key>")
             default: break
             }
@@ -93,23 +108,27 @@ final class PlistTreeBuilder {
             guard containers.count <= limits.maxDepth else {  // the plist container adds one
                 return fail(.limitExceeded, "arrays and dictionaries nest deeper than the limit of \(limits.maxDepth)")
             }
-            containers.append(Container(element: element))
+            containers.push(Container(element: element, valuesStart: values.count, keysStart: keys.count))
         } else {
             openScalar = element
-            text.removeAll(keepingCapacity: true)
+            text.removeAll()
+            if element == .data { base64 = PlistBase64.Reader() }
         }
         return true
     }
 
     /// Character data (already UTF-8, entities and character references resolved).
-    func characters(_ bytes: UnsafeBufferPointer<UInt8>) -> Bool {
+    mutating func characters(_ bytes: UnsafeBufferPointer<UInt8>) -> Bool {
         switch openScalar {
-        case .string?, .key?, .integer?, .real?, .date?, .data?:
-            text.append(contentsOf: bytes)
+        case .string?, .key?, .integer?, .real?, .date?:
+            text.append(bytes)
+            return true
+        case .data?:
+            base64.read(bytes, into: &text)
             return true
         default:
             guard bytes.allSatisfy(PlistNumberFormat.isWhitespace) else {
-                let place = openScalar.map { "<\($0.name)/>" } ?? containers.last.map { "<\($0.element.name)>" } ?? "the document"
+                let place = openScalar.map { "<\($0.name)/>" } ?? (containers.count > 0 ? "<\(containers.last.element.name)>" : "the document")
                 return fail(.malformedInput, "text is not allowed in \(place)")
             }
             return true
@@ -117,83 +136,112 @@ final class PlistTreeBuilder {
     }
 
     /// The innermost open element ends (the XML parser has checked that the names match).
-    func endElement() -> Bool {
+    mutating func endElement() -> Bool {
         if let scalar = openScalar {
             openScalar = nil
             if scalar == .key { return acceptKey() }
             guard let value = scalarValue(scalar) else { return false }
-            return add(value)
+            values.push(value)
+            return true
         }
-        guard let container = containers.popLast() else {
+        guard containers.count > 0 else {
             return fail(.malformedInput, "an element ends that never started")
         }
+        let container = containers.pop()
         switch container.element {
         case .plist:
-            guard let value = container.rootValue else {
+            guard values.count > container.valuesStart else {
                 return fail(.malformedInput, "<plist> holds no value")
             }
-            result = value
+            result = values.pop()
             return true
         case .dict:
-            if let key = container.pendingKey {
-                return fail(.malformedInput, "<key> \(key) has no value before </dict>")
+            if hasPendingKey(container) {
+                return fail(.malformedInput, "<key> \(keys[keys.count - 1].string) has no value before </dict>")
             }
-            return add(.dictionary(container.entries))
+            if container.hasKeySet { keySets.removeLast() }
+            guard let entries = Self.popDictionary(keys: &keys, from: container.keysStart, values: &values, from: container.valuesStart) else {
+                return fail(.malformedInput, "<dict> has a key twice")
+            }
+            values.push(.dictionary(entries))
+            return true
         default:
-            return add(.array(container.elements))
+            values.push(.array(values.popArray(from: container.valuesStart)))
+            return true
         }
     }
 
     // MARK: Values
 
-    private func acceptKey() -> Bool {
-        let key = String(decoding: text, as: UTF8.self)
-        let index = containers.count - 1
-        guard containers[index].entries.index(forKey: key) == nil else {
-            return fail(.malformedInput, "<dict> has the key \(CodecError.quoted(key)) twice")
+    /// Whether a dict read a key that has no value yet (each key waits on `keys` until the dict ends).
+    private func hasPendingKey(_ container: Container) -> Bool {
+        keys.count - container.keysStart > values.count - container.valuesStart
+    }
+
+    private mutating func acceptKey() -> Bool {
+        let key = text.withBytes { keyNames.key(for: $0) }
+        let dict = containers.last
+        let start = dict.keysStart
+        let duplicate: Bool
+        if keys.count - start < Self.keysComparedDirectly {
+            duplicate = keys.contains(from: start) { !$0.surelyDiffers(from: key) && $0.string == key.string }
+        } else {
+            if !dict.hasKeySet {
+                var earlier = Set<String>(minimumCapacity: Self.keysComparedDirectly * 4)
+                for index in start..<keys.count { earlier.insert(keys[index].string) }
+                keySets.append(earlier)
+                containers.updateLast { $0.hasKeySet = true }
+            }
+            duplicate = !keySets[keySets.count - 1].insert(key.string).inserted
         }
-        containers[index].pendingKey = key
+        guard !duplicate else {
+            return fail(.malformedInput, "<dict> has the key \(CodecError.quoted(key.string)) twice")
+        }
+        keys.push(key)
         return true
     }
 
-    private func add(_ value: SyncValue) -> Bool {
-        let index = containers.count - 1
-        switch containers[index].element {
-        case .plist:
-            containers[index].rootValue = value
-        case .dict:
-            let key = containers[index].pendingKey!
-            containers[index].pendingKey = nil
-            containers[index].entries[key] = value
-        default:
-            containers[index].elements.append(value)
+    /// Moves a dict's keys and values off their stacks into a dictionary made at its final size;
+    /// `nil` if two keys are equal (which `acceptKey` has already refused).
+    private static func popDictionary(
+        keys: inout PlistStack<PlistKey>, from keysStart: Int, values: inout PlistStack<SyncValue>, from valuesStart: Int
+    ) -> [String: SyncValue]? {
+        keys.popMovingOut(from: keysStart) { keyBuffer in
+            values.popMovingOut(from: valuesStart) { valueBuffer in
+                // This initializer is inlinable, so it is specialized here (`init(minimumCapacity:)`
+                // is not, and looks generic metadata up on every call); it moves every pair out.
+                var collided = false
+                let entries = [String: SyncValue](
+                    PlistMovedEntries(keys: keyBuffer, values: valueBuffer),
+                    uniquingKeysWith: { first, _ in
+                        collided = true
+                        return first
+                    })
+                return collided ? nil : entries
+            }
         }
-        return true
     }
 
-    private func scalarValue(_ element: PlistElement) -> SyncValue? {
+    private mutating func scalarValue(_ element: PlistElement) -> SyncValue? {
         switch element {
         case .string:
-            return .string(String(decoding: text, as: UTF8.self))
+            return .string(text.withBytes { String(decoding: $0, as: UTF8.self) })
         case .true:
             return .bool(true)
         case .false:
             return .bool(false)
         case .integer:
-            let parsed = text.withUnsafeBufferPointer(PlistNumberFormat.integer(parsing:))
-            guard let parsed else {
-                _ = fail(.malformedInput, "<integer> \(quoted()) is not a 64-bit integer")
-                return nil
+            guard let parsed = text.withBytes(PlistNumberFormat.integer(parsing:)) else {
+                return failing(.malformedInput, "<integer> \(quoted()) is not a 64-bit integer")
             }
             return parsed
         case .real:
-            guard let real = text.withUnsafeBufferPointer(PlistNumberFormat.real(parsing:)) else {
-                _ = fail(.malformedInput, "<real> \(quoted()) is not a number")
-                return nil
+            guard let real = text.withBytes(PlistNumberFormat.real(parsing:)) else {
+                return failing(.malformedInput, "<real> \(quoted()) is not a number")
             }
             return .real(real)
         case .date:
-            let seconds = text.withUnsafeBufferPointer { text in
+            let seconds = text.withBytes { text in
                 var start = 0
                 var end = text.count
                 while start < end, PlistNumberFormat.isWhitespace(text[start]) { start += 1 }
@@ -201,24 +249,55 @@ final class PlistTreeBuilder {
                 return PlistDateFormat.seconds(parsing: UnsafeBufferPointer(rebasing: text[start..<end]))
             }
             guard let seconds else {
-                _ = fail(.malformedInput, "<date> \(quoted()) is not a date of the form yyyy-MM-ddTHH:mm:ssZ")
-                return nil
+                return failing(.malformedInput, "<date> \(quoted()) is not a date of the form yyyy-MM-ddTHH:mm:ssZ")
             }
             return .date(Date(timeIntervalSince1970: Double(seconds)))
         case .data:
-            guard let bytes = text.withUnsafeBufferPointer(PlistBase64.decode) else {
-                _ = fail(.malformedInput, "<data> is not valid base64")
-                return nil
+            guard base64.finish(into: &text) else {
+                return failing(.malformedInput, "<data> is not valid base64")
             }
-            return .data(bytes)
+            return .data(text.withBytes { Array($0) })
         case .plist, .dict, .array, .key:
             return nil
         }
     }
 
+    private mutating func failing(_ code: CodecError.Code, _ message: String) -> SyncValue? {
+        _ = fail(code, message)
+        return nil
+    }
+
     /// The open element's text for a message, shortened.
     private func quoted() -> String {
-        let shown = String(decoding: text.prefix(40), as: UTF8.self)
-        return "\"\(shown)\(text.count > 40 ? "…" : "")\""
+        text.withBytes { text in
+            let shown = String(decoding: text.prefix(40), as: UTF8.self)
+            return "\"\(shown)\(text.count > 40 ? "…" : "")\""
+        }
+    }
+}
+
+/// The key-value pairs of a dict, moved out of the builder's stacks one by one as they are read.
+private struct PlistMovedEntries: Sequence, IteratorProtocol {
+    /// The dict's keys, in order; slots before `index` have been moved out.
+    let keys: UnsafeMutableBufferPointer<PlistKey>
+    /// The dict's values, one per key.
+    let values: UnsafeMutableBufferPointer<SyncValue>
+    private var index = 0
+
+    /// The pairs of `keys` and `values`, which must be as many.
+    init(keys: UnsafeMutableBufferPointer<PlistKey>, values: UnsafeMutableBufferPointer<SyncValue>) {
+        precondition(keys.count == values.count)
+        self.keys = keys
+        self.values = values
+    }
+
+    /// All the pairs: the dictionary is made at its final size.
+    var underestimatedCount: Int { keys.count }
+
+    /// The next pair, moved out of its slots (each slot is moved out exactly once: `index` only grows).
+    mutating func next() -> (String, SyncValue)? {
+        guard index < keys.count else { return nil }
+        defer { index += 1 }
+        return (keys.moveElement(from: index).string, values.moveElement(from: index))
     }
 }

@@ -26,7 +26,10 @@ struct Anchorage: AsyncParsableCommand {
             _ = NIOSingletons.unsafeTryInstallSingletonPosixEventLoopGroupAsConcurrencyGlobalExecutor()
         }
         do {
-            var command = try await asyncParseAsRoot()
+            // Parsed without `await`, so that a command without `async` (`convert`, `sizes`, `users`) runs
+            // on the main thread: with glibc a worker thread's malloc arena grows a page at a time, one
+            // mprotect call each (8,800 of them to convert the standard contacts), the main one in large steps.
+            var command = try parseAsRoot()
             if var asyncCommand = command as? any AsyncParsableCommand {
                 try await asyncCommand.run()
             } else {

@@ -92,6 +92,41 @@ struct XMLPlistDecodingTests {
         #expect(try decode("<data/>") == .data([]))
     }
 
+    @Test("keys: the same key in many dicts, keys that differ only past their first bytes, long and non-ASCII keys")
+    func keys() throws {
+        let record = "<dict><key>name</key><string>n</string><key>names</key><string>s</string><key>nameX</key><true/></dict>"
+        let records = try decode("<array>" + String(repeating: record, count: 50) + "</array>")
+        #expect(records == .array(Array(repeating: ["name": "n", "names": "s", "nameX": true], count: 50)))
+        let keys = ["a", "ab", "abc", "abcd", "abcde", "abcdefgh", "abcdefghi", "abcdefghijklmnop", "abcdefghijklmnopq",
+            "é", "ü", "中文键", "😀", "K", "\u{212A}x", String(repeating: "z", count: 100)]
+        let body = keys.enumerated().map { "<key>\($1)</key><integer>\($0)</integer>" }.joined()
+        let expected = Dictionary(uniqueKeysWithValues: keys.enumerated().map { ($1, SyncValue.integer(Int64($0))) })
+        #expect(try decode("<dict>\(body)</dict>") == .dictionary(expected))
+        let many = (0..<100).map { "<key>key number \($0)</key><integer>\($0)</integer>" }.joined()
+        #expect(try decode("<dict>\(many)</dict>").dictionaryValue?.count == 100)
+    }
+
+    @Test("data: long base64 in lines, whatever the pieces libxml2 reports it in")
+    func longData() throws {
+        let bytes = (0..<100_003).map { UInt8(truncatingIfNeeded: $0 &* 7 &+ $0 >> 8) }
+        let encoded = try codec.encode(.data(bytes))
+        #expect(try codec.decode(encoded) == .data(bytes))
+        // One long line, and lines broken at odd places with entity references and CDATA between them.
+        let base64 = Data(bytes).base64EncodedString()
+        #expect(try decode("<data>\(base64)</data>") == .data(bytes))
+        var pieces = ""
+        var index = base64.startIndex
+        var step = 1
+        while index < base64.endIndex {
+            let end = base64.index(index, offsetBy: step, limitedBy: base64.endIndex) ?? base64.endIndex
+            pieces += base64[index..<end] + (step % 3 == 0 ? "<![CDATA[ ]]>" : step % 3 == 1 ? "&#10;" : "\n\t")
+            index = end
+            step = step % 997 + 1
+        }
+        #expect(try decode("<data>\(pieces)</data>") == .data(bytes))
+        #expect(XMLPlistTestSupport.decodingError(XMLPlistTestSupport.document("<data>\(base64.dropLast(2))*</data>"))?.code == .malformedInput)
+    }
+
     @Test("other encodings are converted by libxml2")
     func otherEncodings() throws {
         var latin1 = Array(#"<?xml version="1.0" encoding="ISO-8859-1"?><plist><string>caf"#.utf8)

@@ -100,6 +100,16 @@ struct XMLPlistMalformedInputTests {
     func dictionaryShape() {
         expectMalformed("<dict><key>a</key><integer>1</integer><key>a</key><integer>2</integer></dict>", mentioning: "twice", "\"a\"")
         expectMalformed("<dict><key>a</key><dict/><key>b</key><true/><key>a</key><false/></dict>", mentioning: "twice")
+        // Keys equal as Swift strings (canonical equivalence) though their bytes differ, and
+        // duplicates among long keys and in a dict with many keys.
+        expectMalformed("<dict><key>caf\u{E9}</key><true/><key>cafe\u{301}</key><false/></dict>", mentioning: "twice")
+        expectMalformed("<dict><key>K</key><true/><key>\u{212A}</key><false/></dict>", mentioning: "twice")
+        expectMalformed("<dict><key>\u{212A}</key><true/><key>K</key><false/></dict>", mentioning: "twice")
+        let long = String(repeating: "long key ", count: 5)
+        expectMalformed("<dict><key>\(long)</key><true/><key>\(long)</key><false/></dict>", mentioning: "twice")
+        let many = (0..<40).map { "<key>k\($0)</key><integer>\($0)</integer>" }.joined()
+        expectMalformed("<dict>\(many)<key>k7</key><true/></dict>", mentioning: "twice", "\"k7\"")
+        expectMalformed("<dict>\(many)<key>\u{212A}0</key><true/><key>K0</key><true/></dict>", mentioning: "twice")
         expectMalformed("<dict><string>no key</string></dict>", mentioning: "no <key>")
         expectMalformed("<dict><key>a</key></dict>", mentioning: "no value")
         expectMalformed("<dict><key>a</key><key>b</key><true/></dict>", mentioning: "no value")
