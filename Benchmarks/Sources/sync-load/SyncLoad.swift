@@ -81,7 +81,9 @@ struct SyncLoad {
                         folder: temporaryPath("server", "d"))
                     defer { server.stop() }
                     flushToDisk()
-                    let run = try await fastSyncs(server: server, accounts: (0..<devices).map { "\(prefix)-d\($0)" }, seconds: options.seconds)
+                    let run = try await fastSyncs(
+                        url: server.url, servers: [server], accounts: (0..<devices).map { "\(prefix)-d\($0)" },
+                        seconds: options.seconds)
                     runs.append(run)
                     print(run.line(store: name, devices: devices))
                 }
@@ -118,16 +120,54 @@ struct SyncLoad {
                 }
             }
         }
+        if let postgres = options.postgres {
+            for processes in options.processes {
+                for devices in options.devices {
+                    var runs: [FastSyncRun] = []
+                    for _ in 0..<max(1, options.repeats) {
+                        flushToDisk()
+                        let run = try await balancedFastSyncs(
+                            processes: processes, devices: devices, postgres: postgres, options: options)
+                        runs.append(run)
+                        print(run.line(store: "postgres behind nginx, \(processes) processes", devices: devices))
+                    }
+                    let median = FastSyncMedians(runs)
+                    results.add("postgres.balanced.\(processes).fast.\(devices)", median)
+                    if runs.count > 1 { print(median.line(store: "postgres behind nginx, \(processes) processes", devices: devices)) }
+                }
+            }
+        }
         if let json = options.json {
             try results.write(to: json)
             print("results written to \(json)")
         }
     }
 
+    // MARK: Several processes behind nginx
+
+    /// Fast syncs of `devices` devices through nginx in front of `processes` `anchorage serve` processes on
+    /// one PostgreSQL database.
+    static func balancedFastSyncs(
+        processes: Int, devices: Int, postgres: String, options: Options
+    ) async throws -> FastSyncRun {
+        let prefix = "balanced-\(processes)-\(devices)-\(UUID().uuidString.prefix(8).lowercased())"
+        let accounts = (0..<devices).map { "\(prefix)-d\($0)" }
+        var servers: [ServerProcess] = []
+        defer { for server in servers { server.stop() } }
+        for _ in 0..<processes {
+            servers.append(
+                try ServerProcess(
+                    anchorage: options.anchorage, store: postgres, accounts: accounts, folder: temporaryPath("server", "d")))
+        }
+        let nginx = try Balancer(script: options.nginxScript, upstreams: servers.map(\.url))
+        defer { nginx.stop() }
+        return try await fastSyncs(url: nginx.url, servers: servers, accounts: accounts, seconds: options.seconds)
+    }
+
     // MARK: Fast syncs
 
     /// `accounts.count` devices, one per account, each saving one contact and syncing for `seconds`.
-    static func fastSyncs(server: ServerProcess, accounts: [String], seconds: Double) async throws -> FastSyncRun {
+    static func fastSyncs(url: URL, servers: [ServerProcess], accounts: [String], seconds: Double) async throws -> FastSyncRun {
         var configuration = HTTPClient.Configuration()
         configuration.connectionPool.concurrentHTTP1ConnectionsPerHostSoftLimit = accounts.count
         // No spans: without a tracer bootstrapped, AsyncHTTPClient would still make a no-op span of every
@@ -137,7 +177,7 @@ struct SyncLoad {
         let devices = accounts.map { account in
             AquasyncClient(
                 store: MemoryStore(), account: AccountID(account),
-                transport: HTTPClientTransport(baseURL: server.url, client: client)
+                transport: HTTPClientTransport(baseURL: url, client: client)
                     .with(CredentialsMiddleware(.basic(username: account, password: ServerProcess.password))),
                 codec: JSONCodec())
         }
@@ -147,7 +187,7 @@ struct SyncLoad {
             try await group.waitForAll()
         }
         let clock = ContinuousClock()
-        let before = server.usage()
+        let before = servers.map { $0.usage() }
         let began = clock.now
         let deadline = began.advanced(by: .milliseconds(Int(seconds * 1_000)))
         let latencies = try await withThrowingTaskGroup(of: [Duration].self) { group in
@@ -170,9 +210,12 @@ struct SyncLoad {
             return all
         }
         let elapsed = began.duration(to: clock.now)
-        let after = server.usage()
+        let after = servers.map { $0.usage() }
         try await client.shutdown()
-        return FastSyncRun(latencies: latencies.sorted(), elapsed: elapsed.seconds, serverCPU: after.cpuSeconds - before.cpuSeconds, serverPeakRSS: after.peakRSS)
+        return FastSyncRun(
+            latencies: latencies.sorted(), elapsed: elapsed.seconds,
+            serverCPU: zip(before, after).map { $1.cpuSeconds - $0.cpuSeconds }.reduce(0, +),
+            serverPeakRSS: after.map(\.peakRSS).max() ?? 0)
     }
 
     // MARK: Upload and pull
@@ -265,13 +308,18 @@ struct Options {
     /// How many runs each fast-sync figure is the median of.
     var repeats = 3
     var json: String?
+    /// With `--postgres`: also fast syncs through nginx in front of this many processes, each count in turn.
+    var processes: [Int] = []
+    var nginxScript = "../scripts/with-nginx.sh"
 
     init(_ arguments: [String]) throws {
         func value(_ name: String) -> String? {
             arguments.firstIndex(of: name).flatMap { arguments.indices.contains($0 + 1) ? arguments[$0 + 1] : nil }
         }
         guard let anchorage = value("--anchorage") else {
-            throw BenchmarkError("usage: sync-load --anchorage PATH [--postgres URL] [--devices 10,100,1000] [--seconds 10] [--repeat 3] [--contacts 100000] [--json OUT]")
+            throw BenchmarkError(
+                "usage: sync-load --anchorage PATH [--postgres URL [--processes 1,2,3] [--nginx-script PATH]] "
+                    + "[--devices 10,100,1000] [--seconds 10] [--repeat 3] [--contacts 100000] [--json OUT]")
         }
         self.anchorage = anchorage
         postgres = value("--postgres")
@@ -280,6 +328,51 @@ struct Options {
         if let text = value("--contacts"), let contacts = Int(text) { self.contacts = contacts }
         if let text = value("--repeat"), let repeats = Int(text) { self.repeats = repeats }
         json = value("--json")
+        if let list = value("--processes") { processes = list.split(separator: ",").compactMap { Int($0) } }
+        if let script = value("--nginx-script") { nginxScript = script }
+    }
+}
+
+/// A throwaway nginx in front of servers (scripts/with-nginx.sh), round-robin.
+final class Balancer {
+    let folder = temporaryPath("nginx", "d")
+    let url: URL
+    private let script: String
+
+    init(script: String, upstreams: [URL]) throws {
+        self.script = script
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: script)
+        process.arguments = ["--start", folder, String(getpid())]
+        process.environment = ProcessInfo.processInfo.environment.merging([
+            "ANCHORAGE_NGINX_UPSTREAMS": upstreams.map { "\($0.host ?? "127.0.0.1"):\($0.port ?? 80)" }.joined(separator: " ")
+        ]) { $1 }
+        let output = Pipe()
+        process.standardOutput = output
+        try process.run()
+        // The script leaves a watcher running that holds standard output open: read up to the port's line.
+        var text = ""
+        var port: Int?
+        while port == nil {
+            let data = output.fileHandleForReading.availableData
+            if data.isEmpty { break }
+            text += String(decoding: data, as: UTF8.self)
+            port = text.split(separator: "\n").compactMap { Int($0) }.last
+        }
+        // Not `waitUntilExit()`: it spins a run loop, which never returns on this process's event-loop executor.
+        var status: Int32 = 0
+        _ = waitpid(process.processIdentifier, &status, 0)
+        guard let port else { throw BenchmarkError("nginx did not start: \(text)") }
+        url = URL(string: "http://127.0.0.1:\(port)")!
+    }
+
+    func stop() {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: script)
+        process.arguments = ["--stop", folder]
+        guard (try? process.run()) != nil else { return }
+        var status: Int32 = 0
+        _ = waitpid(process.processIdentifier, &status, 0)
     }
 }
 
