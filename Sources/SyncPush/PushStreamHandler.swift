@@ -128,8 +128,9 @@ final class PushStreamHandler: ChannelInboundHandler, RemovableChannelHandler {
         closing = true
         var data = context.channel.allocator.buffer(capacity: 2)
         data.write(webSocketErrorCode: code)
+        let channel = context.channel
         context.writeAndFlush(wrapOutboundOut(WebSocketFrame(fin: true, opcode: .connectionClose, data: data)))
-            .whenComplete { _ in context.close(promise: nil) }
+            .whenComplete { _ in channel.close(promise: nil) }
     }
 
     /// Pings the device, or closes the stream when it has not answered the last ping.
