@@ -94,6 +94,7 @@ public struct PushHTTPServer: ApplicationProtocol {
         }
     }
 
+    /// Reports the port as the base server does.
     public func onServerRunning(_ channel: any Channel) async {
         await base.onServerRunning(channel)
     }
