@@ -86,6 +86,7 @@ struct ReplicaFailureTests {
         try await withReplicaStores(on: standby, wait: .seconds(1), retryDelay: .seconds(600)) { stores in
             let written = (1...7).map { RecordID("n\($0)") }
             try await put(written.map { note($0) }, in: stores.writer)
+            try await stores.waitUntilStandbyCaughtUp()
             var pages = stores.reader.changePages(for: "ada", after: .start, pageSize: 3).makeAsyncIterator()
             let first = try #require(try await pages.next())
             #expect(stores.reader.replicaReadCounts == PostgresStore.ReplicaReadCounts(replica: 1, primary: 0))

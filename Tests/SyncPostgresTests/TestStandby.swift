@@ -85,6 +85,32 @@ struct ReplicaStores: Sendable {
     let reader: PostgresStore
     /// The standby's pool, for asking it things directly.
     let standby: PostgresClient
+    /// The primary's pool.
+    let primary: PostgresClient
+
+    /// Returns once the standby answers and has replayed everything the primary has written so far, so that a
+    /// read that must come from the standby does not fall back only because a loaded machine kept it behind.
+    /// Polls without pausing; gives up after 100,000 answers.
+    func waitUntilStandbyCaughtUp() async throws {
+        var target = ""
+        for try await (position) in try await primary.query("SELECT pg_current_wal_insert_lsn()::text").decode(String.self) {
+            target = position
+        }
+        for _ in 0..<100_000 {
+            var reached = false
+            let query = PostgresQuery(unsafeSQL: "SELECT coalesce(pg_last_wal_replay_lsn() >= '\(target)'::pg_lsn, false)")
+            for try await (answer) in try await standby.query(query).decode(Bool.self) { reached = answer }
+            if reached { return }
+            await Task.yield()
+        }
+        throw StandbyBehind(target: target)
+    }
+}
+
+/// The standby did not replay up to `target` while the test waited.
+struct StandbyBehind: Error, CustomStringConvertible {
+    let target: String
+    var description: String { "the standby did not replay the primary's WAL up to \(target)" }
 }
 
 /// Runs `body` with ``ReplicaStores`` on `standby`, whose reader waits at most `wait` for the standby and
@@ -112,7 +138,7 @@ func withReplicaStores<Result: Sendable>(
         configuration.replicaRetryDelay = retryDelay
         let reader = try await PostgresStore(client: primary, readReplica: replica, configuration: configuration)
         do {
-            let result = try await body(ReplicaStores(writer: writer, reader: reader, standby: replica))
+            let result = try await body(ReplicaStores(writer: writer, reader: reader, standby: replica, primary: primary))
             _ = try? await primary.query(PostgresQuery(unsafeSQL: "DROP SCHEMA IF EXISTS \"\(schema)\" CASCADE"))
             return result
         } catch {
