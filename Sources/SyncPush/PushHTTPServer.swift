@@ -5,7 +5,6 @@ import Foundation
 #endif
 public import Hummingbird
 public import HummingbirdCore
-import HummingbirdWebSocket
 public import Logging
 public import NIOCore
 import NIOWebSocket

@@ -143,16 +143,6 @@ package actor PushHub {
         return id
     }
 
-    /// Opens the device's stream as ``connect(_:after:sink:)`` does, into an `AsyncStream` that keeps
-    /// up to twice the queue's length; a device that falls further behind is disconnected.
-    /// - Returns: `nil` when the device is not registered.
-    func connect(_ key: Key, after: UInt64) -> (id: UInt64, stream: AsyncStream<PushNotification>)? {
-        let (stream, continuation) = AsyncStream<PushNotification>.makeStream(
-            bufferingPolicy: .bufferingOldest(2 * configuration.queueLength + 16))
-        guard let id = connect(key, after: after, sink: AsyncStreamPushSink(continuation: continuation)) else { return nil }
-        return (id, stream)
-    }
-
     /// Forgets the connection `id` of a device, if it is still the device's.
     func disconnect(_ key: Key, id: UInt64) {
         guard devices[key]?.connection?.id == id else { return }
@@ -296,7 +286,7 @@ package actor PushHub {
 }
 
 /// Where a connected device's notifications go: its push stream.
-package protocol PushSink: Sendable {
+protocol PushSink: Sendable {
     /// Hands one notification over to the stream.
     /// - Returns: `false` when the device reads too slowly to take it; the hub then ends the stream.
     func send(_ notification: PushNotification) -> Bool
@@ -306,21 +296,4 @@ package protocol PushSink: Sendable {
     var queueIdentity: ObjectIdentifier? { get }
     /// Returns once everything sent to this stream so far has been taken from its queue of work.
     func drained() async
-}
-
-/// A stream into an `AsyncStream`, as tests read it.
-struct AsyncStreamPushSink: PushSink {
-    /// The stream's input.
-    let continuation: AsyncStream<PushNotification>.Continuation
-
-    func send(_ notification: PushNotification) -> Bool {
-        if case .dropped = continuation.yield(notification) { return false }
-        return true
-    }
-
-    func finish() { continuation.finish() }
-
-    var queueIdentity: ObjectIdentifier? { nil }
-
-    func drained() async {}
 }

@@ -33,9 +33,9 @@ final class UpgradeRefusals: Sendable {
     }
 }
 
-/// Writes the kept answer of a refused WebSocket upgrade in place of Hummingbird's own.
+/// Writes the kept answer of a refused WebSocket upgrade in place of the bare one.
 ///
-/// HummingbirdWebSocket answers every refused upgrade with a bare `400` (a head and an end). This
+/// `PushStreamChannel` answers every refused upgrade with a bare `400` (a head and an end). This
 /// handler, among the connection's HTTP handlers, replaces that head with the kept one and adds the
 /// kept body before the end, so the client gets the status and `Error` body that the push server and
 /// the responder decided (a 401 with its challenge, a 429 with `Retry-After`, a 404).

@@ -53,3 +53,29 @@ struct PushNotificationJSONTests {
         #expect(try PushNotification(json: notification.json) == notification)
     }
 }
+
+extension PushHub {
+    /// Opens the device's stream into an `AsyncStream` that keeps up to twice the queue's length.
+    func connect(_ key: Key, after: UInt64) -> (id: UInt64, stream: AsyncStream<PushNotification>)? {
+        let (stream, continuation) = AsyncStream<PushNotification>.makeStream(
+            bufferingPolicy: .bufferingOldest(2 * configuration.queueLength + 16))
+        guard let id = connect(key, after: after, sink: AsyncStreamPushSink(continuation: continuation)) else { return nil }
+        return (id, stream)
+    }
+}
+
+/// A push stream into an `AsyncStream`, for reading the hub's notifications in a test.
+struct AsyncStreamPushSink: PushSink {
+    let continuation: AsyncStream<PushNotification>.Continuation
+
+    func send(_ notification: PushNotification) -> Bool {
+        if case .dropped = continuation.yield(notification) { return false }
+        return true
+    }
+
+    func finish() { continuation.finish() }
+
+    var queueIdentity: ObjectIdentifier? { nil }
+
+    func drained() async {}
+}
