@@ -20,6 +20,9 @@ struct ReplicaReadTests {
     func pullAfterWriteIsReadFromTheStandby() async throws {
         let standby = try await replicaReadStandby.standby
         try await withReplicaStores(on: standby, wait: .seconds(10)) { stores in
+            // A standby that has just started, on a machine running the whole suite, may take longer than any
+            // wait to answer its first connection: wait for it here, outside what the test measures.
+            try await stores.waitUntilStandbyCaughtUp()
             var expected: [RecordID] = []
             for round in 1...3 {
                 // Written through another store on the primary, as another server process would.
