@@ -141,15 +141,12 @@ let package = Package(
             name: "sync-load",
             dependencies: [
                 "BenchmarkServers",
-                .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "SyncCore", package: "Anchorage"),
-                .product(name: "SyncHTTPClient", package: "Anchorage"),
-                .product(name: "SyncHTTPServer", package: "Anchorage"),
                 .product(name: "SyncJSON", package: "Anchorage"),
                 .product(name: "SyncSamples", package: "Anchorage"),
-                .product(name: "Aquasync", package: "Anchorage"),
             ]),
     ]
 )

@@ -4,8 +4,8 @@
 //     .build/release/sync-load --anchorage PATH [--postgres postgres://USER@HOST:PORT/DB] [--json OUT.json]
 //
 // (`../scripts/with-postgres.sh` provides a PostgreSQL server; `performance.sh` runs everything and the
-// Kinto peer in one go.) The server is a child process built in release mode; the devices are Aquasync
-// clients in this process, over HTTP with JSON, each with its own account and connection:
+// Kinto peer in one go.) The server is a child process built in release mode; the devices speak Aquasync's
+// wire over HTTP with JSON from this process (WireDevice), each with its own account and connection:
 //
 // - fast syncs: N devices (10, 100, 1,000) each save one contact and sync (push 1 + pull: one request,
 //   the pack sent on the condition that nothing waits to be pulled) in a loop: syncs/s, p50/p99 of a
@@ -18,14 +18,11 @@
 // - pull: `anchorage sync` brings the 100,000 contacts into an empty SQLite device: the same figures;
 //   upload and pull each the run of median time of 3, with the highest peak RSS of the three.
 // Every run starts after the disk has written what the runs before left (sync(2)).
-import AsyncHTTPClient
-import Aquasync
 import BenchmarkServers
 import Foundation
 import NIOCore
 import NIOPosix
 import SyncCore
-import SyncHTTPClient
 import SyncJSON
 import SyncSamples
 
@@ -33,12 +30,6 @@ import SyncSamples
 struct SyncLoad {
     /// Runs the benchmark; a failure is one line on standard error and exit status 1.
     static func main() async {
-        // The devices' tasks run on NIO's event loops, as `anchorage serve`'s do: a task resumed by its HTTP
-        // answer goes on on the thread that read it, instead of hopping to the cooperative pool. The load
-        // generator shares the machine's cores with the server, and the hops were its threads' time. A task
-        // stays on the loop it runs on, and so do the connections it opens: the devices share the loop of
-        // `main`, one thread.
-        _ = NIOSingletons.unsafeTryInstallSingletonPosixEventLoopGroupAsConcurrencyGlobalExecutor()
         var failure: (any Error)?
         do { try await run(Options(CommandLine.arguments)) } catch { failure = error }
         try? FileManager.default.removeItem(atPath: scratchFolder)
@@ -166,57 +157,29 @@ struct SyncLoad {
 
     // MARK: Fast syncs
 
-    /// `accounts.count` devices, one per account, each saving one contact and syncing for `seconds`.
+    /// `accounts.count` devices, one per account, each saving one contact and syncing for `seconds`
+    /// (``WireDevice``: Aquasync's wire over HTTP with JSON, one connection a device, on one event loop).
     static func fastSyncs(url: URL, servers: [ServerProcess], accounts: [String], seconds: Double) async throws -> FastSyncRun {
-        var configuration = HTTPClient.Configuration()
-        configuration.connectionPool.concurrentHTTP1ConnectionsPerHostSoftLimit = accounts.count
-        // No spans: without a tracer bootstrapped, AsyncHTTPClient would still make a no-op span of every
-        // request, parsing its URL again for the span's attributes.
-        configuration.tracing.tracer = nil
-        let client = HTTPClient(eventLoopGroupProvider: .singleton, configuration: configuration)
-        let devices = accounts.map { account in
-            AquasyncClient(
-                store: MemoryStore(), account: AccountID(account),
-                transport: HTTPClientTransport(baseURL: url, client: client)
-                    .with(CredentialsMiddleware(.basic(username: account, password: ServerProcess.password))),
-                codec: JSONCodec())
-        }
-        // Every device's first sync (a new device's registration) is not timed.
-        try await withThrowingTaskGroup(of: Void.self) { group in
-            for device in devices { group.addTask { _ = try await device.sync() } }
-            try await group.waitForAll()
-        }
-        let clock = ContinuousClock()
+        let devices = try await WireDevices.connect(
+            to: url, accounts: accounts, password: ServerProcess.password, group: loadGroup)
         let before = servers.map { $0.usage() }
+        let clock = ContinuousClock()
         let began = clock.now
-        let deadline = began.advanced(by: .milliseconds(Int(seconds * 1_000)))
-        let latencies = try await withThrowingTaskGroup(of: [Duration].self) { group in
-            for (index, device) in devices.enumerated() {
-                group.addTask {
-                    var latencies: [Duration] = []
-                    var round = 0
-                    while clock.now < deadline {
-                        let start = clock.now
-                        _ = try await device.save("Contact", fields: ["name": .string("contact \(index).\(round)"), "round": .integer(Int64(round))])
-                        _ = try await device.sync()
-                        latencies.append(start.duration(to: clock.now))
-                        round += 1
-                    }
-                    return latencies
-                }
-            }
-            var all: [Duration] = []
-            for try await some in group { all += some }
-            return all
-        }
+        let deadline = NIODeadline.now() + .milliseconds(Int64(seconds * 1_000))
+        for device in devices { device.channel.pipeline.fireUserInboundEventTriggered(WireDevice.Start(deadline: deadline)) }
+        var latencies: [Duration] = []
+        for device in devices { latencies += try await device.finished.get() }
         let elapsed = began.duration(to: clock.now)
         let after = servers.map { $0.usage() }
-        try await client.shutdown()
         return FastSyncRun(
             latencies: latencies.sorted(), elapsed: elapsed.seconds,
             serverCPU: zip(before, after).map { $1.cpuSeconds - $0.cpuSeconds }.reduce(0, +),
             serverPeakRSS: after.map(\.peakRSS).max() ?? 0)
     }
+
+    /// The devices' event loop: one thread, so that the load generator takes at most one of the cores the
+    /// server shares with it.
+    static let loadGroup = MultiThreadedEventLoopGroup(numberOfThreads: 1)
 
     // MARK: Upload and pull
 
