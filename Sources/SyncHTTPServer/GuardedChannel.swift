@@ -46,8 +46,10 @@ public struct GuardedChannel<Base: ServerChildChannel>: ServerChildChannel {
         }
     }
 
-    /// Lets `base` handle the connection.
+    /// Lets `base` handle the connection, on the event loop of its channel (``EventLoopTaskExecutor``).
     public func handle(value: Value, logger: Logger) async {
-        await base.handle(value: value, logger: logger)
+        await withTaskExecutorPreference(EventLoopTaskExecutor(value.channel.eventLoop)) {
+            await base.handle(value: value, logger: logger)
+        }
     }
 }

@@ -95,6 +95,24 @@ struct StoreQueries: Sendable {
 
     // MARK: Reading inside transactions (with the account's revision)
 
+    /// The records of account `a` at the keys of the query's `wanted` rows, as `r`.
+    ///
+    /// Each key is looked up on its own in the primary key (the `LIMIT 1` subquery, which PostgreSQL
+    /// cannot fold into a join): as a join of the keys with the account's records, a plan made while the
+    /// table was nearly empty read every record of the account at every sync, for as long as the
+    /// connection kept the prepared statement.
+    private var wantedRecordsJoin: String {
+        """
+        LEFT JOIN LATERAL (
+            SELECT found.* FROM wanted CROSS JOIN LATERAL (
+                SELECT \(Self.recordColumns) FROM \(schema).record
+                WHERE account_id = a.id AND collection = wanted.collection AND record_id = wanted.record_id
+                LIMIT 1
+            ) AS found
+        ) AS r ON true
+        """
+    }
+
     /// The committed records at `keys`, by key, their fields left in the stored form, and the account's
     /// revision: one query.
     func records(
@@ -104,12 +122,11 @@ struct StoreQueries: Sendable {
         let ids = keys.map(\.id.rawValue)
         let rows = try await PreparedQueries.run(
             """
+            WITH wanted(collection, record_id) AS (SELECT * FROM unnest(\(collections)::text[], \(ids)::text[]))
             SELECT a.revision, \(unescaped: Self.joinedRecordColumns)
             FROM (SELECT 1) AS one
             LEFT JOIN \(unescaped: schema).account a ON a.name = \(account.rawValue)
-            LEFT JOIN \(unescaped: schema).record r
-                ON r.account_id = a.id
-                AND (r.collection, r.record_id) IN (SELECT * FROM unnest(\(collections)::text[], \(ids)::text[]))
+            \(unescaped: wantedRecordsJoin)
             """, on: client, logger: logger)
         let (records, revision) = try await Self.encodedRecordsAndRevision(rows)
         return (Dictionary(records.map { ($0.key, $0) }, uniquingKeysWith: { _, later in later }), revision)
@@ -124,14 +141,13 @@ struct StoreQueries: Sendable {
         let ids = keys.map(\.id.rawValue)
         let rows = try await PreparedQueries.run(
             """
+            WITH wanted(collection, record_id) AS (SELECT * FROM unnest(\(collections)::text[], \(ids)::text[]))
             SELECT a.revision, m.value, \(unescaped: Self.joinedRecordColumns)
             FROM (SELECT 1) AS one
             LEFT JOIN \(unescaped: schema).account a ON a.name = \(account.rawValue)
             LEFT JOIN \(unescaped: schema).peer_metadata m
                 ON m.account_id = a.id AND m.peer = \(peer.rawValue) AND m.key = \(key)
-            LEFT JOIN \(unescaped: schema).record r
-                ON r.account_id = a.id
-                AND (r.collection, r.record_id) IN (SELECT * FROM unnest(\(collections)::text[], \(ids)::text[]))
+            \(unescaped: wantedRecordsJoin)
             """, on: client, logger: logger)
         var found: [RecordKey: StoredRecord] = [:]
         var value: SyncValue?

@@ -10,14 +10,15 @@ import NIOPosix
 /// generator, which shares the machine's cores with the server, costs the server as little as it can: what
 /// a device library does around the request (its store, its journal) is measured by the upload and pull.
 ///
-/// The first sync runs when the connection opens and is not timed; ``WireDevice/Start`` begins the timed
-/// syncs, which go on until its deadline; `finished` then has every timed sync's duration.
+/// ``WireDevice/Start`` without a deadline runs the first sync, which is not timed (`ready` completes when it
+/// is done); with a deadline it begins the timed syncs, which go on until then; `finished` then has every
+/// timed sync's duration.
 final class WireDevice: ChannelInboundHandler, RemovableChannelHandler {
     typealias InboundIn = HTTPClientResponsePart
     typealias OutboundOut = HTTPClientRequestPart
 
-    /// The event that begins the timed syncs.
-    struct Start: Sendable { let deadline: NIODeadline }
+    /// The event that begins the first sync (no deadline) or the timed ones.
+    struct Start: Sendable { let deadline: NIODeadline? }
 
     private let index: Int
     private let host: String
@@ -40,11 +41,6 @@ final class WireDevice: ChannelInboundHandler, RemovableChannelHandler {
         self.ready = ready
         self.finished = finished
         latencies.reserveCapacity(4_096)
-    }
-
-    func channelActive(context: ChannelHandlerContext) {
-        sendSync(context: context)
-        context.fireChannelActive()
     }
 
     func userInboundEventTriggered(context: ChannelHandlerContext, event: Any) {
@@ -128,13 +124,17 @@ final class WireDevice: ChannelInboundHandler, RemovableChannelHandler {
 
 /// The fast-sync run's devices: connected, each through its first sync, and then timed together.
 enum WireDevices {
-    /// Connects `accounts.count` devices to `url` on `group`, one per account, and runs each one's untimed
-    /// first sync. - Returns: Each device's channel, and the future of its timed syncs' durations.
+    /// Connects `accounts.count` devices to `url` on `group`, one per account, and then runs each one's
+    /// untimed first sync. The connections come first, all of them: a server that hands connections to its
+    /// event loops in turn, from a counter its other work also turns, would put every connection on one
+    /// loop if each were opened after the one before had synced.
+    /// - Returns: Each device's channel, and the future of its timed syncs' durations.
     static func connect(
         to url: URL, accounts: [String], password: String, group: any EventLoopGroup
     ) async throws -> [(channel: any Channel, finished: EventLoopFuture<[Duration]>)] {
         guard let host = url.host, let port = url.port else { throw BenchmarkError("no port in \(url)") }
         var devices: [(channel: any Channel, finished: EventLoopFuture<[Duration]>)] = []
+        var firstSyncs: [EventLoopFuture<Void>] = []
         for (index, account) in accounts.enumerated() {
             let loop = group.next()
             let ready = loop.makePromise(of: Void.self)
@@ -152,9 +152,11 @@ enum WireDevices {
                     }
                 }
                 .connect(host: host, port: port).get()
-            try await ready.futureResult.get()
+            firstSyncs.append(ready.futureResult)
             devices.append((channel, finished.futureResult))
         }
+        for device in devices { device.channel.pipeline.fireUserInboundEventTriggered(WireDevice.Start(deadline: nil)) }
+        for sync in firstSyncs { try await sync.get() }
         return devices
     }
 }
