@@ -97,10 +97,11 @@ struct StoreQueries: Sendable {
 
     /// The records of account `a` at the keys of the query's `wanted` rows, as `r`.
     ///
-    /// Each key is looked up on its own in the primary key (the `LIMIT 1` subquery, which PostgreSQL
-    /// cannot fold into a join): as a join of the keys with the account's records, a plan made while the
-    /// table was nearly empty read every record of the account at every sync, for as long as the
-    /// connection kept the prepared statement.
+    /// Rows of an account are read in subqueries of the account's row (`LATERAL`) that PostgreSQL cannot
+    /// fold into a join (`LIMIT`, `OFFSET 0`), here and for the metadata below: each is then a lookup of
+    /// the account's id and key in the primary key. As joins, the generic plans that prepared statements
+    /// settle on, made while the tables were nearly empty, scanned the records of the account, or the
+    /// metadata index of every account, at every sync, for as long as the connection kept the statement.
     private var wantedRecordsJoin: String {
         """
         LEFT JOIN LATERAL (
@@ -145,8 +146,10 @@ struct StoreQueries: Sendable {
             SELECT a.revision, m.value, \(unescaped: Self.joinedRecordColumns)
             FROM (SELECT 1) AS one
             LEFT JOIN \(unescaped: schema).account a ON a.name = \(account.rawValue)
-            LEFT JOIN \(unescaped: schema).peer_metadata m
-                ON m.account_id = a.id AND m.peer = \(peer.rawValue) AND m.key = \(key)
+            LEFT JOIN LATERAL (
+                SELECT value FROM \(unescaped: schema).peer_metadata
+                WHERE account_id = a.id AND peer = \(peer.rawValue) AND key = \(key) LIMIT 1
+            ) AS m ON true
             \(unescaped: wantedRecordsJoin)
             """, on: client, logger: logger)
         var found: [RecordKey: StoredRecord] = [:]
@@ -195,8 +198,10 @@ struct StoreQueries: Sendable {
             SELECT a.revision, m.value
             FROM (SELECT 1) AS one
             LEFT JOIN \(unescaped: schema).account a ON a.name = \(account.rawValue)
-            LEFT JOIN \(unescaped: schema).peer_metadata m
-                ON m.account_id = a.id AND m.peer = \(peer.rawValue) AND m.key = \(key)
+            LEFT JOIN LATERAL (
+                SELECT value FROM \(unescaped: schema).peer_metadata
+                WHERE account_id = a.id AND peer = \(peer.rawValue) AND key = \(key) LIMIT 1
+            ) AS m ON true
             """, on: client, logger: logger)
         var value: SyncValue?
         var revision: Int64 = 0
@@ -217,8 +222,10 @@ struct StoreQueries: Sendable {
             SELECT a.revision, m.key, m.value
             FROM (SELECT 1) AS one
             LEFT JOIN \(unescaped: schema).account a ON a.name = \(account.rawValue)
-            LEFT JOIN \(unescaped: schema).peer_metadata m
-                ON m.account_id = a.id AND m.peer = \(peer.rawValue) AND m.key = ANY(\(keys)::text[])
+            LEFT JOIN LATERAL (
+                SELECT key, value FROM \(unescaped: schema).peer_metadata
+                WHERE account_id = a.id AND peer = \(peer.rawValue) AND key = ANY(\(keys)::text[]) OFFSET 0
+            ) AS m ON true
             """, on: client, logger: logger)
         var found: [String: SyncValue] = [:]
         var revision: Int64 = 0
