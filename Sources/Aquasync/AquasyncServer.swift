@@ -223,25 +223,20 @@ public struct AquasyncServer: SyncService {
                 status: 413, message: "a DeltaPack may carry at most \(maxDeltasPerPack) deltas; this one has \(pack.deltas.count)")
         }
         // A device that has pulled everything up to its latestUST pushes on that condition. When the account
-        // changed since, nothing is applied: the answer is the pull the device must make first. (A commit
-        // between this read and the pack's is the race of a pull followed by a push; the pack's answer then
-        // carries no ustBefore equal to the device's latestUST, and the device pulls after it.)
-        if let condition {
-            let latest = try await store.latestPosition(for: account)
-            if latest > ChangePosition(UInt64(condition.latestUST)) {
-                let changes =
-                    try await changes(after: condition.latestUST, excluding: condition.deviceToken, account: account)
-                    ?? DeltaPack.document(models: [:], latestUST: Int64(clamping: latest.rawValue))
-                return SyncResponse(status: 409, contentType: output.primaryMediaType, body: try changes.encoded(with: output))
-            }
-        }
+        // changed since, nothing is applied: the answer is the pull the device must make first. The condition
+        // is read in the transaction that writes the pack (with the pack's records and ledger entry, in one
+        // query on the SQLite and PostgreSQL stores), so no commit can come between the check and the pack's.
         let packKey = "pack/" + pack.id
-        let (outcome, committed) = try await store.transactionWithPositions(for: account) {
-            tx -> (refused: [DeltaPack.Refusal], conflicts: Int?, applied: [RecordKey]) in
+        let (transactionOutcome, committed) = try await store.transactionWithPositions(for: account) {
+            tx -> PushTransactionOutcome in
             // The pack's records and its ledger entry in one read; the loop below finds the records read.
-            if let ledger = try await tx.records(at: pack.deltas.map(\.key), withMetadata: packKey, for: Self.packLedger).metadata {
-                return (Self.refusals(inLedger: ledger), nil, [])
+            let ledger = try await tx.records(at: pack.deltas.map(\.key), withMetadata: packKey, for: Self.packLedger).metadata
+            if let condition {
+                var latest = try await tx.latestPosition()
+                if latest == nil { latest = try await store.latestPosition(for: account) }
+                if let latest, latest > ChangePosition(UInt64(condition.latestUST)) { return .changedSince(latest, condition) }
             }
+            if let ledger { return .applied(refused: Self.refusals(inLedger: ledger), conflicts: nil, applied: []) }
             var refused: [DeltaPack.Refusal] = []
             var applied: [RecordKey] = []
             var conflicts = 0
@@ -255,12 +250,22 @@ public struct AquasyncServer: SyncService {
                     applied.append(pushed.key)
                 }
             }
-            let ledger: SyncValue =
+            let ledgerEntry: SyncValue =
                 refused.isEmpty
                 ? .integer(Int64(pack.deltas.count))
                 : ["count": .integer(Int64(pack.deltas.count)), "refused": .array(refused.map(\.value))]
-            try await tx.setMetadata(ledger, packKey, for: Self.packLedger)
-            return (refused, conflicts, applied)
+            try await tx.setMetadata(ledgerEntry, packKey, for: Self.packLedger)
+            return .applied(refused: refused, conflicts: conflicts, applied: applied)
+        }
+        let outcome: (refused: [DeltaPack.Refusal], conflicts: Int?, applied: [RecordKey])
+        switch transactionOutcome {
+        case .changedSince(let latest, let condition):
+            let changes =
+                try await changes(after: condition.latestUST, excluding: condition.deviceToken, account: account)
+                ?? DeltaPack.document(models: [:], latestUST: Int64(clamping: latest.rawValue))
+            return SyncResponse(status: 409, contentType: output.primaryMediaType, body: try changes.encoded(with: output))
+        case .applied(let refused, let conflicts, let applied):
+            outcome = (refused, conflicts, applied)
         }
         if let conflicts = outcome.conflicts {  // nil: a pack sent again, applied before
             metrics.received(pack.deltas.count - outcome.refused.count)
@@ -277,6 +282,16 @@ public struct AquasyncServer: SyncService {
             answer["latestUST"] = .integer(Int64(clamping: upload.latest.rawValue))
         }
         return try .encoded(.dictionary(answer), with: output)
+    }
+
+    /// What a push's transaction did.
+    private enum PushTransactionOutcome: Sendable {
+        /// The push was on `condition`, and the account has a change after it (its latest at this
+        /// position): nothing written.
+        case changedSince(ChangePosition, PushCondition)
+        /// The pack is applied, now or before (`conflicts` is `nil` for a pack sent again): the deltas
+        /// refused, the conflicts found, and the records written.
+        case applied(refused: [DeltaPack.Refusal], conflicts: Int?, applied: [RecordKey])
     }
 
     /// The refusals remembered with an applied pack (a ledger entry of an

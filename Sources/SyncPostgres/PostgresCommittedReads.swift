@@ -19,8 +19,12 @@ struct PostgresCommittedReads: CommittedReads {
 
     func records(
         at keys: [RecordKey], metadata key: String, for peer: PeerID, of account: AccountID
-    ) async throws -> (([RecordKey: StoredRecord], SyncValue?), revision: Int64) {
+    ) async throws -> (([RecordKey: StoredRecord], SyncValue?, latest: ChangePosition), revision: Int64) {
         try await queries.records(at: keys, metadata: key, for: peer, of: account, client)
+    }
+
+    func latestPosition(of account: AccountID) async throws -> (ChangePosition, revision: Int64) {
+        try await queries.latestPositionAndRevision(of: account, client)
     }
 
     func metadata(_ key: String, for peer: PeerID, of account: AccountID) async throws -> (SyncValue?, revision: Int64) {

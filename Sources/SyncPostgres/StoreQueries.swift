@@ -133,17 +133,18 @@ struct StoreQueries: Sendable {
         return (Dictionary(records.map { ($0.key, $0) }, uniquingKeysWith: { _, later in later }), revision)
     }
 
-    /// The committed records at `keys`, by key, the metadata value `key` of `peer`, and the account's
-    /// revision: one query (each row carries the metadata value beside a record).
+    /// The committed records at `keys`, by key, the metadata value `key` of `peer`, the account's latest
+    /// position and its revision: one query (each row carries the metadata value and the account's
+    /// columns beside a record).
     func records(
         at keys: [RecordKey], metadata key: String, for peer: PeerID, of account: AccountID, _ client: PostgresClient
-    ) async throws -> (([RecordKey: StoredRecord], SyncValue?), revision: Int64) {
+    ) async throws -> (([RecordKey: StoredRecord], SyncValue?, latest: ChangePosition), revision: Int64) {
         let collections = keys.map(\.collection.rawValue)
         let ids = keys.map(\.id.rawValue)
         let rows = try await PreparedQueries.run(
             """
             WITH wanted(collection, record_id) AS (SELECT * FROM unnest(\(collections)::text[], \(ids)::text[]))
-            SELECT a.revision, m.value, \(unescaped: Self.joinedRecordColumns)
+            SELECT a.revision, a.last_position, m.value, \(unescaped: Self.joinedRecordColumns)
             FROM (SELECT 1) AS one
             LEFT JOIN \(unescaped: schema).account a ON a.name = \(account.rawValue)
             LEFT JOIN LATERAL (
@@ -155,16 +156,28 @@ struct StoreQueries: Sendable {
         var found: [RecordKey: StoredRecord] = [:]
         var value: SyncValue?
         var revision: Int64 = 0
+        var latest: Int64 = 0
         for try await row in rows {
-            let (rowRevision, blob, collection, id, position, isDeleted, modifiedAt, node, fields) = try row.decode(
-                (Int64?, Data?, String?, String?, Int64?, Bool?, Double?, String?, Data?).self)
+            let (rowRevision, lastPosition, blob, collection, id, position, isDeleted, modifiedAt, node, fields) =
+                try row.decode((Int64?, Int64?, Data?, String?, String?, Int64?, Bool?, Double?, String?, Data?).self)
             revision = rowRevision ?? 0
+            latest = lastPosition ?? 0
             value = try blob.map { blob throws(StoreError) in try StoredValueFormat.decode(blob) }
             if let record = try Self.storedRecord((collection, id, position, isDeleted, modifiedAt, node, fields)) {
                 found[record.record.key] = record
             }
         }
-        return ((found, value), revision)
+        return ((found, value, try ChangePosition(Self.position(latest))), revision)
+    }
+
+    /// The account's latest position and its revision: one query.
+    func latestPositionAndRevision(of account: AccountID, _ client: PostgresClient) async throws -> (ChangePosition, revision: Int64) {
+        let rows = try await PreparedQueries.run(
+            "SELECT last_position, revision FROM \(unescaped: schema).account WHERE name = \(account.rawValue)",
+            on: client, logger: logger)
+        var (latest, revision): (Int64, Int64) = (0, 0)
+        for try await row in rows { (latest, revision) = try row.decode((Int64, Int64).self) }
+        return (try ChangePosition(Self.position(latest)), revision)
     }
 
     /// Up to `limit` committed records of `collection` with ids after `id`, in id order, their fields left

@@ -22,11 +22,18 @@ struct SQLiteCommittedReads: CommittedReads {
 
     func records(
         at keys: [RecordKey], metadata key: String, for peer: PeerID, of account: AccountID
-    ) async throws -> (([RecordKey: StoredRecord], SyncValue?), revision: Int64) {
+    ) async throws -> (([RecordKey: StoredRecord], SyncValue?, latest: ChangePosition), revision: Int64) {
         try readAgreeing(account) { db in
             let found = try StoreQueries.records(at: keys, of: account, db).mapValues { try $0.decoded() }
-            return (found, try StoreQueries.metadata(key, for: peer, of: account, db))
+            return (
+                found, try StoreQueries.metadata(key, for: peer, of: account, db),
+                try StoreQueries.latestPosition(of: account, db)
+            )
         }
+    }
+
+    func latestPosition(of account: AccountID) async throws -> (ChangePosition, revision: Int64) {
+        try await read(account) { db in try StoreQueries.latestPosition(of: account, db) }
     }
 
     func metadata(_ key: String, for peer: PeerID, of account: AccountID) async throws -> (SyncValue?, revision: Int64) {

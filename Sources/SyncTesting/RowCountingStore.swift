@@ -236,4 +236,6 @@ private struct CountingTransaction: StoreTransaction {
     func removeMetadata(keysStartingWith prefix: String, for peer: PeerID) async throws {
         try await base.removeMetadata(keysStartingWith: prefix, for: peer)
     }
+
+    func latestPosition() async throws -> ChangePosition? { try await base.latestPosition() }
 }

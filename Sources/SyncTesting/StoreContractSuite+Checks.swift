@@ -39,6 +39,8 @@ extension StoreContractSuite {
         case readCommitted
         /// ``StoreContractSuite/verifyInvalidLimitsRejected()``.
         case invalidLimitsRejected
+        /// ``StoreContractSuite/verifyLatestPositionInTransaction()``.
+        case latestPositionInTransaction
         /// ``StoreContractSuite/verifyConcurrentIncrements()``.
         case concurrentIncrements
         /// ``StoreContractSuite/verifyConcurrentReaderSeesEveryChangeOnce()``.
@@ -61,6 +63,7 @@ extension StoreContractSuite {
             case .purge: "purge"
             case .readCommitted: "read committed"
             case .invalidLimitsRejected: "invalid limits rejected"
+            case .latestPositionInTransaction: "latest position in a transaction"
             case .concurrentIncrements: "concurrent increments"
             case .concurrentReaderSeesEveryChangeOnce: "concurrent reader sees every change once"
             }
@@ -100,6 +103,7 @@ extension StoreContractSuite {
             case .purge: try await suite.verifyPurge()
             case .readCommitted: try await suite.verifyReadCommitted()
             case .invalidLimitsRejected: try await suite.verifyInvalidLimitsRejected()
+            case .latestPositionInTransaction: try await suite.verifyLatestPositionInTransaction()
             case .concurrentIncrements: try await suite.verifyConcurrentIncrements()
             case .concurrentReaderSeesEveryChangeOnce: try await suite.verifyConcurrentReaderSeesEveryChangeOnce()
             }

@@ -359,6 +359,12 @@ final class MemoryTransaction: StoreTransaction {
         }
     }
 
+    /// The account's latest position when the transaction started, which no other transaction of the
+    /// account can move before this one ends.
+    func latestPosition() async throws -> ChangePosition? {
+        try withOpenState { state in state.base.latestPosition }
+    }
+
     private func withOpenState<T>(_ body: (inout State) throws -> T) throws -> T {
         try state.withLock { state in
             guard !state.isFinished else {

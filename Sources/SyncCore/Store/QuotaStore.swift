@@ -254,6 +254,8 @@ private final class QuotaTransaction: StoreTransaction {
         try await base.removeMetadata(keysStartingWith: prefix, for: peer)
     }
 
+    func latestPosition() async throws -> ChangePosition? { try await base.latestPosition() }
+
     private func add(_ new: QuotaStore.Usage, minus old: QuotaStore.Usage) {
         counted.withLock {
             $0.records += new.records - old.records

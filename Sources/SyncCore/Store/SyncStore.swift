@@ -318,9 +318,22 @@ public protocol StoreTransaction: Sendable {
     /// For bookkeeping kept as a value per item that is dropped all at once, such as an id map that a
     /// slow sync starts again.
     func removeMetadata(keysStartingWith prefix: String, for peer: PeerID) async throws
+
+    /// The position of the account's latest committed write as this transaction sees it, which stays
+    /// the latest until the transaction commits (a commit of the account in between makes the store run
+    /// the transaction again, or fail it): for a write on condition that nothing changed since a
+    /// position, such as Aquasync's push on condition, decided in the transaction that writes.
+    ///
+    /// The SQLite and PostgreSQL stores answer from the read of ``records(at:withMetadata:for:)`` when
+    /// one came first, without another query. Stores that cannot tell get the default, `nil`: the caller
+    /// then asks ``SyncStore/latestPosition(for:)`` before the transaction.
+    func latestPosition() async throws -> ChangePosition?
 }
 
 extension StoreTransaction {
+    /// `nil`: the default for a store whose transactions cannot tell the latest position.
+    public func latestPosition() async throws -> ChangePosition? { nil }
+
     /// Reads the keys one at a time with ``record(_:)``: the default for a
     /// store that has no batched read.
     public func records(at keys: [RecordKey]) async throws -> [RecordKey: StoredRecord] {

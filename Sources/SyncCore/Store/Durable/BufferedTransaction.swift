@@ -23,11 +23,15 @@ package protocol CommittedReads: Sendable {
     /// left in the stored form, read on one snapshot together with the account's revision.
     func records(at keys: [RecordKey], of account: AccountID) async throws -> ([RecordKey: EncodedStoredRecord], revision: Int64)
 
-    /// The committed records at `keys` (at most ``BufferedTransaction/keysPerRead``) and the committed
-    /// metadata value `key` of `peer`, read on one snapshot together with the account's revision.
+    /// The committed records at `keys` (at most ``BufferedTransaction/keysPerRead``), the committed
+    /// metadata value `key` of `peer` and the position of the account's latest write, read on one
+    /// snapshot together with the account's revision.
     func records(
         at keys: [RecordKey], metadata key: String, for peer: PeerID, of account: AccountID
-    ) async throws -> (([RecordKey: StoredRecord], SyncValue?), revision: Int64)
+    ) async throws -> (([RecordKey: StoredRecord], SyncValue?, latest: ChangePosition), revision: Int64)
+
+    /// The position of the account's latest committed write, with the account's revision.
+    func latestPosition(of account: AccountID) async throws -> (ChangePosition, revision: Int64)
 
     /// Checks that the database can hold `text`, a `what` (for example "record id").
     func requireStorable(_ text: String, _ what: String) throws
@@ -67,6 +71,8 @@ package final class BufferedTransaction: StoreTransaction {
         var committedMetadata: [PeerID: [String: SyncValue?]] = [:]
         /// Prefixes of metadata keys removed, by peer (``removeMetadata(keysStartingWith:for:)``).
         var removedMetadataPrefixes: [PeerID: [String]] = [:]
+        /// The position of the account's latest committed write, once a read told it.
+        var latestPosition: ChangePosition?
 
         /// The value this transaction knows for `key` of `peer` without reading: its own write, `nil` under
         /// a removed prefix, or the committed value read before; `nil` (not `.some(nil)`) when unknown.
@@ -309,16 +315,29 @@ package final class BufferedTransaction: StoreTransaction {
         }
         if !metadataKnown, !unread.isEmpty, unread.count <= Self.keysPerRead {
             let (account, reads) = (self.account, self.reads)
-            let (found, value) = try await read("reading \(unread.count) records and metadata \(key) of peer \(peer)") {
+            let (found, value, latest) = try await read("reading \(unread.count) records and metadata \(key) of peer \(peer)") {
                 try await reads.records(at: unread, metadata: key, for: peer, of: account)
             }
             try withOpenState { state in
+                state.latestPosition = state.latestPosition ?? latest
                 for recordKey in unread where state.committed[recordKey] == nil { state.committed[recordKey] = .some(found[recordKey]) }
                 if state.committedMetadata[peer]?[key] == nil { state.committedMetadata[peer, default: [:]][key] = .some(value) }
             }
         }
         // Both are known now, and answered with this transaction's own writes over them.
         return (try await records(at: keys), try await metadata(key, for: peer))
+    }
+
+    /// The position the account's latest committed write had when this transaction read it: the one a
+    /// batched read of records and metadata told (a server's push asks right after it), else read now.
+    package func latestPosition() async throws -> ChangePosition? {
+        if let known = try withOpenState({ $0.latestPosition }) { return known }
+        let (account, reads) = (self.account, self.reads)
+        let latest = try await read("reading the latest position") { try await reads.latestPosition(of: account) }
+        return try withOpenState { state in
+            state.latestPosition = state.latestPosition ?? latest
+            return state.latestPosition
+        }
     }
 
     // MARK: Metadata
