@@ -153,7 +153,7 @@ let package = Package(
         .target(
             name: "SyncPostgres",
             dependencies: [
-                "SyncCore", .product(name: "PostgresNIO", package: "postgres-nio"),
+                "SyncCore", "SyncJSON", .product(name: "PostgresNIO", package: "postgres-nio"),
                 .product(name: "NIOCore", package: "swift-nio"), .product(name: "Logging", package: "swift-log"),
             ]),
 

@@ -1,7 +1,7 @@
-import Foundation
 import Logging
 import PostgresNIO
 public import SyncCore
+import SyncJSON
 import Synchronization
 
 extension PostgresStore: ChangeNotifyingStore {
@@ -71,31 +71,26 @@ extension PostgresStore: ChangeNotifyingStore {
 }
 
 extension StoreQueries {
-    /// The wire form of a ``SyncCore/StoreChange`` in a notification's payload.
-    private struct NotificationPayload: Codable {
-        var account: String
-        var collections: [String]?
-        var device: String?
-    }
-
     /// PostgreSQL refuses payloads of 8,000 bytes or more.
     private static let maxPayloadBytes = 7_900
 
     /// The payload announcing a commit of `account` that writes the records of `writes`:
-    /// JSON `{"account", "collections", "device"}`, without the collections when they do not fit.
+    /// JSON `{"account", "collections", "device"}` (keys sorted), without the collections when they do not fit.
+    /// Written and read with Anchorage's JSON codec: every commit sends one, and every server process reads
+    /// every one, and the codec does both in a fraction of the time of Foundation's `JSONEncoder` and `JSONDecoder`.
     static func notificationPayload(for account: AccountID, _ writes: PendingWrites) -> String {
         let change = StoreChange.committing(writes.puts, of: account)
-        var payload = NotificationPayload(
-            account: account.rawValue, collections: change?.collections.map { $0.map(\.rawValue).sorted() },
-            device: change?.device)
-        let encoder = JSONEncoder()
-        encoder.outputFormatting = .sortedKeys
-        if let data = try? encoder.encode(payload), data.count <= maxPayloadBytes {
-            return String(decoding: data, as: UTF8.self)
+        var payload: [String: SyncValue] = ["account": .string(account.rawValue)]
+        if let device = change?.device { payload["device"] = .string(device) }
+        if let collections = change?.collections {
+            payload["collections"] = .array(collections.map(\.rawValue).sorted().map(SyncValue.string))
         }
-        payload.collections = nil
-        if let data = try? encoder.encode(payload), data.count <= maxPayloadBytes {
-            return String(decoding: data, as: UTF8.self)
+        if let bytes = try? JSONCodec().encode(.dictionary(payload)), bytes.count <= maxPayloadBytes {
+            return String(decoding: bytes, as: UTF8.self)
+        }
+        payload["collections"] = nil
+        if let bytes = try? JSONCodec().encode(.dictionary(payload)), bytes.count <= maxPayloadBytes {
+            return String(decoding: bytes, as: UTF8.self)
         }
         return account.rawValue
     }
@@ -103,11 +98,18 @@ extension StoreQueries {
     /// The change a notification's payload announces; a payload that is not
     /// the JSON form (a bare account name, as older versions send) changed every collection.
     static func change(fromNotification payload: String) -> StoreChange {
-        if payload.hasPrefix("{"), let decoded = try? JSONDecoder().decode(NotificationPayload.self, from: Data(payload.utf8)) {
-            let collections: Set<CollectionID>? = decoded.collections.map { names in Set(names.map { CollectionID($0) }) }
-            return StoreChange(account: AccountID(decoded.account), collections: collections, device: decoded.device)
+        guard payload.hasPrefix("{"), case .dictionary(let fields)? = try? JSONCodec().decode(Array(payload.utf8)),
+            case .string(let account)? = fields["account"]
+        else { return StoreChange(account: AccountID(payload), collections: nil) }
+        var collections: Set<CollectionID>?
+        if case .array(let names)? = fields["collections"] {
+            collections = Set(names.compactMap { name in
+                if case .string(let name) = name { CollectionID(name) } else { nil }
+            })
         }
-        return StoreChange(account: AccountID(payload), collections: nil)
+        var device: String?
+        if case .string(let name)? = fields["device"] { device = name }
+        return StoreChange(account: AccountID(account), collections: collections, device: device)
     }
 }
 
