@@ -24,9 +24,11 @@ public import SyncCore
 /// try await server.runService()
 /// ```
 ///
-/// A server process runs faster when SwiftNIO's event loops are Swift
-/// Concurrency's executor, so that a request's task runs on the thread of its
-/// connection: call `NIOSingletons.unsafeTryInstallSingletonPosixEventLoopGroupAsConcurrencyGlobalExecutor()`
+/// Each connection's requests run on the SwiftNIO event loop that reads the
+/// connection (its task prefers that loop as its executor). A server process
+/// runs faster still when the event loops are Swift Concurrency's global
+/// executor, which keeps its other tasks off the cooperative pool too: call
+/// `NIOSingletons.unsafeTryInstallSingletonPosixEventLoopGroupAsConcurrencyGlobalExecutor()`
 /// first thing in `main`, as `anchorage serve` does.
 ///
 /// Tests start one on a free loopback port with
