@@ -10,9 +10,10 @@ struct ChangeNotificationTests {
     @Test("another store's commit arrives with its account, its collections and the device it was written for")
     func commitArrivesWithCollectionsAndDevice() async throws {
         try await withTestDatabase { database in
+            // A schema and a channel of this test's own: every other test's stores announce on the default channel.
             let schema = TestDatabase.freshSchemaName()
-            let writer = try await database.makeStore(schema: schema)
-            let listener = try await database.makeStore(schema: schema)
+            let writer = try await database.makeStore(schema: schema, notificationChannel: schema)
+            let listener = try await database.makeStore(schema: schema, notificationChannel: schema)
             var changes = try await listener.changeNotifications().makeAsyncIterator()
             try await StoreChange.$writer.withValue("phone \"7\"/ü") {
                 try await writer.transaction(for: "ada") { tx in

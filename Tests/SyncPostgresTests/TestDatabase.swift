@@ -25,14 +25,18 @@ final class TestDatabase: Sendable {
         "test_" + UUID().uuidString.lowercased().replacingOccurrences(of: "-", with: "")
     }
 
-    /// A store in a fresh, empty schema (or in `schema`, shared with other stores).
-    func makeStore(schema: String? = nil, maximumAttempts: Int = 10) async throws -> PostgresStore {
+    /// A store in a fresh, empty schema (or in `schema`, shared with other stores), announcing its commits on
+    /// `notificationChannel` (the default channel is shared with every other test's stores).
+    func makeStore(
+        schema: String? = nil, maximumAttempts: Int = 10, notificationChannel: String = "anchorage_changes"
+    ) async throws -> PostgresStore {
         let schema = schema ?? Self.freshSchemaName()
         schemas.withLock { $0.append(schema) }
         return try await PostgresStore(
             client: client,
             configuration: PostgresStore.Configuration(
-                schema: schema, maximumAttempts: maximumAttempts, logger: quietLogger("Anchorage.PostgresStore")))
+                schema: schema, notificationChannel: notificationChannel, maximumAttempts: maximumAttempts,
+                logger: quietLogger("Anchorage.PostgresStore")))
     }
 
     /// Drops every schema the stores of this database were made in.
