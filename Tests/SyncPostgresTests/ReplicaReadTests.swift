@@ -84,9 +84,10 @@ struct ReplicaFailureTests {
     func standbyCrashingMidPullLosesNothing() async throws {
         let standby = try await crashedStandby.standby
         // After the crash the standby's pool keeps a read waiting while it tries to connect again, until the
-        // store's wait ends it: a short wait keeps the test short; a long delay sends every later page to the
-        // primary at once.
-        try await withReplicaStores(on: standby, wait: .seconds(1), retryDelay: .seconds(600)) { stores in
+        // store's wait ends it; a long delay sends every later page to the primary at once. The wait is long
+        // enough for the first page: the router waits for the primary's current position, which the other
+        // suites' writes keep moving, and a loaded machine's standby took more than a second to replay it.
+        try await withReplicaStores(on: standby, wait: .seconds(10), retryDelay: .seconds(600)) { stores in
             let written = (1...7).map { RecordID("n\($0)") }
             try await put(written.map { note($0) }, in: stores.writer)
             try await stores.waitUntilStandbyCaughtUp()

@@ -53,14 +53,15 @@ struct NotesHarness {
         }
     }
 
-    /// A device retrying at once (no waits in tests), deciding conflicts with `policy`, on `store`
-    /// (an empty one by default), pushing `pushSize` changes at most in one push.
+    /// A device retrying at once (no waits in tests) and exactly three times (no time bound: a loaded
+    /// machine must not cut the retries short), deciding conflicts with `policy`, on `store` (an empty one
+    /// by default), pushing `pushSize` changes at most in one push.
     func device(
         _ name: String, _ transport: any SyncClientTransport, policy: any ConflictPolicy = NotesMergePolicy(),
         store: any SyncStore = MemoryStore(), pushSize: Int = 100
     ) -> NotesClient {
         var configuration = NotesClient.Configuration(conflictPolicy: policy, pushSize: pushSize)
-        configuration.retry = RetryPolicy(maxAttempts: 3, initialDelay: .zero)  // a shared setting, by name
+        configuration.retry = RetryPolicy(maxAttempts: 3, initialDelay: .zero, maxElapsed: nil)  // a shared setting, by name
         configuration.clock = clock.wall
         return NotesClient(store: store, device: name, transport: transport, codec: JSONCodec(), configuration: configuration)
     }
