@@ -38,11 +38,7 @@ struct StoreQueries: Sendable {
 
     /// The position of the latest record write of `account`.
     func latestPosition(of account: AccountID, _ client: PostgresClient) async throws -> ChangePosition {
-        let rows = try await PreparedQueries.run(
-            "SELECT last_position FROM \(unescaped: schema).account WHERE name = \(account.rawValue)", on: client, logger: logger)
-        var latest: Int64 = 0
-        for try await row in rows { latest = try row.decode(Int64.self) }
-        return try ChangePosition(Self.position(latest))
+        try await latestPositionAndRevision(of: account, client).0
     }
 
     /// The committed records of `account` written after `position`, in order of position, their fields in the stored form.

@@ -2,6 +2,8 @@ import Foundation
 import NIOCore
 import NIOHTTP1
 import NIOPosix
+import SyncCore
+import SyncJSON
 
 /// One device of the fast-sync run, speaking Aquasync's wire itself (docs/aquasync.md#wire) on a connection of
 /// its own: each sync saves one new contact and sends it with `POST /deltas?latestUST={ust}&deviceToken={token}`
@@ -114,11 +116,10 @@ final class WireDevice: ChannelInboundHandler, RemovableChannelHandler {
         context.writeAndFlush(wrapOutboundOut(.end(nil)), promise: nil)
     }
 
-    /// The integer after `"latestUST":` in a push's answer (`{"id":"success","ustBefore":B,"latestUST":L}`).
+    /// The `latestUST` of a push's answer (`{"id":"success","ustBefore":B,"latestUST":L}`).
     static func latestUST(in answer: String) -> Int64? {
-        guard let key = answer.range(of: "\"latestUST\"") else { return nil }
-        let rest = answer[key.upperBound...].drop { $0 == ":" || $0 == " " }
-        return Int64(rest.prefix { $0.isNumber })
+        guard case .integer(let ust)? = (try? JSONCodec().decode(Array(answer.utf8)))?["latestUST"] else { return nil }
+        return ust
     }
 }
 
