@@ -1,16 +1,25 @@
 internal import CAnchorageMsgPackShim
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
+import Foundation
+#endif
 import SyncCore
 
-/// Reads one MessagePack value into a ``SyncValue`` with the shim's pull
-/// reader, which hands over one value header at a time.
+/// Reads one MessagePack value into a ``SyncCore/SyncDocument`` with the shim's pull reader, which
+/// hands over one value header at a time.
 ///
-/// The reader keeps its own stack of open containers instead of recursing, so
-/// the depth of the input never touches the thread's stack; the depth limit
-/// still applies. Every length and count has been checked against the bytes
-/// that remain before it is used, and no more than ``reservationLimit``
-/// elements are reserved up front, so a header cannot make the reader
-/// allocate more than the input could hold. It lives only inside the
-/// `withUnsafeBufferPointer` scope of ``MessagePackCodec/decode(_:)``.
+/// Each value becomes one fixed-size slot appended to one array, in the order the values appear;
+/// strings and bin stay in the input, checked but not copied; nothing else is allocated per value.
+/// The reader keeps its own stack of open containers instead of recursing, so the depth of the input
+/// never touches the thread's stack; the depth limit still applies. Every length and count has been
+/// checked against the bytes that remain before it is used. It lives only inside the
+/// `withUnsafeBufferPointer` scope of ``MessagePackCodec/decodeDocument(_:)``.
+///
+/// A map's keys are checked for duplicates without hashing while they are ASCII and in ascending
+/// byte order (how every encoder Anchorage knows writes them); from the first key that is not, the
+/// map's keys go into a set of strings, so that canonically equivalent spellings are one key, as in
+/// a Swift dictionary.
 struct MessagePackReader {
     /// The whole input.
     private let input: UnsafeBufferPointer<UInt8>
@@ -20,37 +29,40 @@ struct MessagePackReader {
     private var position = 0
     /// How many values (scalars and containers, not map keys) have been started so far.
     private var valueCount = 0
+    /// The values read so far, and map keys.
+    private var slots: [SyncDocument.Slot] = []
 
-    /// The most elements reserved for a container before they are read.
-    static let reservationLimit = 4096
+    /// The most slots reserved before the input is read: about one per eight bytes of input.
+    static let reservationLimit = 1 << 16
 
     /// One open array or map.
     private struct Frame {
-        /// Whether it is a map.
-        var isMap: Bool
+        /// The container's slot.
+        var slot: Int
         /// Items still to read: elements, or key/value pairs.
         var remaining: UInt32
-        /// The key whose value is being read, in a map.
-        var key: String
-        /// The offset of that key.
-        var keyOffset: Int
+        /// Whether it is a map.
+        var isMap: Bool
+        /// The input offset and length of the map's last key while its keys are ASCII and ascending;
+        /// `previousKeyStart` is -1 before the first key.
+        var previousKeyStart = -1
+        var previousKeyLength = 0
+        /// The map's keys, once one was not ASCII or not in ascending order.
+        var keys: Set<String>?
     }
 
     /// The open containers, innermost last.
     private var frames: [Frame] = []
-    /// The elements of each open array, innermost last.
-    private var arrays: [[SyncValue]] = []
-    /// The entries of each open map, innermost last.
-    private var dictionaries: [[String: SyncValue]] = []
 
     init(input: UnsafeBufferPointer<UInt8>, limits: CodecLimits) {
         self.input = input
         self.limits = limits
+        slots.reserveCapacity(min(input.count / 8 + 1, Self.reservationLimit))
     }
 
     /// Reads the one value that spans the whole input.
-    mutating func readDocument() throws(CodecError) -> SyncValue {
-        var value: SyncValue
+    /// - Returns: its slots, for a ``SyncCore/SyncDocument`` over the input.
+    mutating func readDocument() throws(CodecError) -> [SyncDocument.Slot] {
         nextValue: while true {
             let start = position
             let token = try readToken(expecting: "a value")
@@ -58,73 +70,53 @@ struct MessagePackReader {
             if valueCount > limits.maxElementCount {
                 throw .limitExceeded("the input holds more than the limit of \(limits.maxElementCount) values", offset: start)
             }
+            try checkSlotCount(at: start)
+            let next = slots.count + 1
             switch token.kind {
-            case ANCH_MP_NIL: value = .null
-            case ANCH_MP_FALSE: value = .bool(false)
-            case ANCH_MP_TRUE: value = .bool(true)
-            case ANCH_MP_INTEGER: value = .integer(token.integer)
-            case ANCH_MP_UNSIGNED_INTEGER: value = .unsignedInteger(token.unsigned_integer)
-            case ANCH_MP_REAL: value = .real(token.real)
-            case ANCH_MP_STR: value = .string(try string(of: token, at: start))
+            case ANCH_MP_NIL: slots.append(.init(kind: .null, end: next))
+            case ANCH_MP_FALSE: slots.append(.init(kind: .falseValue, end: next))
+            case ANCH_MP_TRUE: slots.append(.init(kind: .trueValue, end: next))
+            case ANCH_MP_INTEGER:
+                slots.append(.init(kind: .integer, payload: UInt64(bitPattern: token.integer), end: next))
+            case ANCH_MP_UNSIGNED_INTEGER:
+                slots.append(.init(kind: .unsignedInteger, payload: token.unsigned_integer, end: next))
+            case ANCH_MP_REAL: slots.append(.init(kind: .real, payload: token.real.bitPattern, end: next))
+            case ANCH_MP_STR: slots.append(try stringSlot(token, at: start))
             case ANCH_MP_BIN:
-                value = .data([UInt8](UnsafeBufferPointer(rebasing: input[token.payload..<token.payload + Int(token.length)])))
+                slots.append(.init(kind: .data, payload: UInt64(token.payload), length: token.length, end: next))
             case ANCH_MP_TIMESTAMP:
                 guard let date = MessagePackTimestamp.date(seconds: token.integer, nanoseconds: token.length) else {
                     throw .limitExceeded(
                         "the timestamp \(token.integer) s after 1970 is outside the range of dates (±2^52 s)", offset: start)
                 }
-                value = .date(date)
-            case ANCH_MP_ARRAY:
+                slots.append(.init(kind: .date, payload: date.timeIntervalSinceReferenceDate.bitPattern, end: next))
+            case ANCH_MP_ARRAY, ANCH_MP_MAP:
                 try checkDepth(at: start)
-                if token.length == 0 {
-                    value = .array([])
-                } else {
-                    var elements: [SyncValue] = []
-                    elements.reserveCapacity(min(Int(token.length), Self.reservationLimit))
-                    arrays.append(elements)
-                    frames.append(Frame(isMap: false, remaining: token.length, key: "", keyOffset: 0))
-                    continue nextValue
-                }
-            case ANCH_MP_MAP:
-                try checkDepth(at: start)
-                if token.length == 0 {
-                    value = .dictionary([:])
-                } else {
-                    dictionaries.append(Dictionary(minimumCapacity: min(Int(token.length), Self.reservationLimit)))
-                    let (key, keyOffset) = try readKey()
-                    frames.append(Frame(isMap: true, remaining: token.length, key: key, keyOffset: keyOffset))
+                let isMap = token.kind == ANCH_MP_MAP
+                slots.append(.init(kind: isMap ? .dictionary : .array, length: token.length, end: next))
+                if token.length > 0 {
+                    frames.append(Frame(slot: slots.count - 1, remaining: token.length, isMap: isMap))
+                    if isMap { try readKey() }
                     continue nextValue
                 }
             default:
                 throw failure(token, at: start)
             }
 
-            // `value` is complete: add it to the open containers it completes.
+            // A value is complete: count it in the open containers it completes.
             while !frames.isEmpty {
                 let top = frames.count - 1
-                if frames[top].isMap {
-                    let key = frames[top].key
-                    if dictionaries[dictionaries.count - 1].updateValue(value, forKey: key) != nil {
-                        throw .malformedInput("the map has the key \(CodecError.quoted(key)) twice", offset: frames[top].keyOffset)
-                    }
-                } else {
-                    arrays[arrays.count - 1].append(value)
-                }
                 frames[top].remaining -= 1
                 if frames[top].remaining > 0 {
-                    if frames[top].isMap {
-                        let (key, keyOffset) = try readKey()
-                        frames[top].key = key
-                        frames[top].keyOffset = keyOffset
-                    }
+                    if frames[top].isMap { try readKey() }
                     continue nextValue
                 }
-                value = frames.removeLast().isMap ? .dictionary(dictionaries.removeLast()) : .array(arrays.removeLast())
+                slots[frames.removeLast().slot].end = slots.count
             }
             guard position == input.count else {
                 throw .malformedInput("\(input.count - position) bytes follow the value", offset: position)
             }
-            return value
+            return slots
         }
     }
 
@@ -139,8 +131,8 @@ struct MessagePackReader {
         return token
     }
 
-    /// Reads a map key, which must be a str.
-    private mutating func readKey() throws(CodecError) -> (String, Int) {
+    /// Reads the next key of the innermost map, which must be a str and not one of the map's keys so far.
+    private mutating func readKey() throws(CodecError) {
         let start = position
         let token = try readToken(expecting: "a map key")
         guard token.kind == ANCH_MP_STR else {
@@ -148,17 +140,67 @@ struct MessagePackReader {
             throw .malformedInput(
                 "a map key is \(Self.describe(token.kind)), but keys must be strings", offset: start)
         }
-        return (try string(of: token, at: start), start)
+        try checkSlotCount(at: start)
+        let slot = try stringSlot(token, at: start)
+        let top = frames.count - 1
+        let keyStart = token.payload
+        let keyLength = Int(token.length)
+        if frames[top].keys == nil {
+            let previousStart = frames[top].previousKeyStart
+            let ascending =
+                slot.kind == .asciiString
+                && (previousStart < 0
+                    || KeyOrder.compare(
+                        UnsafeBufferPointer(rebasing: input[previousStart..<previousStart + frames[top].previousKeyLength]),
+                        UnsafeBufferPointer(rebasing: input[keyStart..<keyStart + keyLength])) < 0)
+            if ascending {
+                frames[top].previousKeyStart = keyStart
+                frames[top].previousKeyLength = keyLength
+            } else {
+                frames[top].keys = keysRead(in: frames[top])
+            }
+        }
+        if frames[top].keys != nil {
+            let key = String(decoding: UnsafeBufferPointer(rebasing: input[keyStart..<keyStart + keyLength]), as: UTF8.self)
+            if !frames[top].keys!.insert(key).inserted {
+                throw .malformedInput("the map has the key \(CodecError.quoted(key)) twice", offset: start)
+            }
+        }
+        slots.append(slot)
     }
 
-    /// The text of a str, refused unless it is valid UTF-8.
+    /// The keys of the entries `frame`, a map, holds so far.
+    private func keysRead(in frame: Frame) -> Set<String> {
+        let entries = Int(slots[frame.slot].length - frame.remaining)
+        var keys = Set<String>(minimumCapacity: entries + 1)
+        var key = frame.slot + 1
+        for _ in 0..<entries {
+            let slot = slots[key]
+            let start = Int(slot.payload)
+            keys.insert(String(decoding: UnsafeBufferPointer(rebasing: input[start..<start + Int(slot.length)]), as: UTF8.self))
+            key = slots[key + 1].end
+        }
+        return keys
+    }
+
+    /// The slot of a str, refused unless its bytes are valid UTF-8.
     @inline(__always)
-    private func string(of token: anch_mp_token, at start: Int) throws(CodecError) -> String {
+    private func stringSlot(_ token: anch_mp_token, at start: Int) throws(CodecError) -> SyncDocument.Slot {
         let bytes = UnsafeBufferPointer(rebasing: input[token.payload..<token.payload + Int(token.length)])
-        guard let string = UTF8Validation.string(bytes) else {
+        guard let ascii = UTF8Validation.classify(bytes) else {
             throw .malformedInput("a str of \(token.length) bytes is not valid UTF-8", offset: start)
         }
-        return string
+        return .init(
+            kind: ascii ? .asciiString : .string, payload: UInt64(token.payload), length: token.length,
+            end: slots.count + 1)
+    }
+
+    /// Refuses a value past the most slots a document holds.
+    @inline(__always)
+    private func checkSlotCount(at start: Int) throws(CodecError) {
+        if slots.count >= SyncDocument.Slot.maxCount {
+            throw .limitExceeded("the input holds more than \(SyncDocument.Slot.maxCount) values and keys", offset: start)
+        }
     }
 
     /// Refuses a container that would open deeper than the limit.

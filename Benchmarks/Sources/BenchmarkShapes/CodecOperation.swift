@@ -53,6 +53,13 @@ public struct CodecOperation {
         case .anchorageBinaryPlist: return try anchorage(BinaryPlistCodec(), direction, value)
         case .anchorageJSON: return try anchorage(JSONCodec(), direction, value)
         case .anchorageMessagePack: return try anchorage(MessagePackCodec(), direction, value)
+        case .anchorageMessagePackDocument:
+            let codec = MessagePackCodec()
+            let bytes = try codec.encode(value)
+            return (bytes.count, {
+                _ = try codec.decodeDocument(bytes)
+                return bytes.count
+            })
         case .propertyListSerializationXML:
             return try propertyListSerialization(.xml, direction, FoundationValues.propertyList(value))
         case .propertyListSerializationBinary:

@@ -9,6 +9,9 @@ public enum CodecSubject: String, CaseIterable, Sendable, CustomStringConvertibl
     case anchorageJSON = "Anchorage JSON"
     /// Anchorage's `MessagePackCodec`.
     case anchorageMessagePack = "Anchorage MessagePack"
+    /// Anchorage's `MessagePackCodec` decoding into a `SyncDocument` (`decodeDocument`): one array of
+    /// slots over the input, as msgpack-c's `msgpack_unpack` builds `msgpack_object`s in a zone.
+    case anchorageMessagePackDocument = "Anchorage MessagePack document"
     /// Foundation's `PropertyListSerialization` writing and reading XML, on `Any` trees.
     case propertyListSerializationXML = "PropertyListSerialization XML"
     /// Foundation's `PropertyListSerialization` writing and reading `bplist00`, on `Any` trees.
@@ -32,14 +35,15 @@ public enum CodecSubject: String, CaseIterable, Sendable, CustomStringConvertibl
     /// Whether this is one of Anchorage's codecs (rather than a peer).
     public var isAnchorage: Bool {
         switch self {
-        case .anchorageXMLPlist, .anchorageBinaryPlist, .anchorageJSON, .anchorageMessagePack: true
+        case .anchorageXMLPlist, .anchorageBinaryPlist, .anchorageJSON, .anchorageMessagePack, .anchorageMessagePackDocument:
+            true
         default: false
         }
     }
 
-    /// The directions the subject can run in: a SAX parse only reads.
+    /// The directions the subject can run in: a SAX parse and a document only read.
     public var directions: [CodecDirection] {
-        self == .libxml2SAX2 ? [.decode] : CodecDirection.allCases
+        self == .libxml2SAX2 || self == .anchorageMessagePackDocument ? [.decode] : CodecDirection.allCases
     }
 }
 

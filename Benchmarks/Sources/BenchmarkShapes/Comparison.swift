@@ -34,7 +34,8 @@ public struct Comparison: Sendable {
         Comparison(ours: .anchorageJSON, peer: .jsonSerialization, direction: .encode, target: nil),
         Comparison(ours: .anchorageJSON, peer: .jsonSerialization, direction: .decode, target: nil),
         Comparison(ours: .anchorageMessagePack, peer: .msgpackC, direction: .encode, target: 0.5),
-        Comparison(ours: .anchorageMessagePack, peer: .msgpackC, direction: .decode, target: 0.5),
+        Comparison(ours: .anchorageMessagePackDocument, peer: .msgpackC, direction: .decode, target: 0.5),
+        Comparison(ours: .anchorageMessagePack, peer: .msgpackC, direction: .decode, target: nil),
     ]
 }
 
