@@ -80,10 +80,9 @@ public struct MessagePackCodec: SyncCodec {
     /// - Throws: what ``decode(_:)`` throws, for the same input.
     public func decodeDocument(_ bytes: [UInt8]) throws(CodecError) -> SyncDocument {
         let limits = self.limits
-        let slots = try limits.withInput(bytes) { buffer throws(CodecError) in
-            var reader = MessagePackReader(input: buffer, limits: limits)
-            return try reader.readDocument()
+        return try limits.withInput(bytes) { buffer throws(CodecError) in
+            let reader = MessagePackReader(input: buffer, limits: limits)
+            return SyncDocument(input: bytes, slots: try reader.readDocument())
         }
-        return SyncDocument(input: bytes, slots: slots)
     }
 }

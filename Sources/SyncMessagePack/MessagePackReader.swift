@@ -20,7 +20,7 @@ import SyncCore
 /// byte order (how every encoder Anchorage knows writes them); from the first key that is not, the
 /// map's keys go into a set of strings, so that canonically equivalent spellings are one key, as in
 /// a Swift dictionary.
-struct MessagePackReader {
+struct MessagePackReader: ~Copyable {
     /// The whole input.
     private let input: UnsafeBufferPointer<UInt8>
     /// The limits to enforce.
@@ -29,13 +29,16 @@ struct MessagePackReader {
     private var position = 0
     /// How many values (scalars and containers, not map keys) have been started so far.
     private var valueCount = 0
+    /// The header read last, read field by field where it lies (copying it whole after the shim's
+    /// stores to it stalls the processor).
+    private var token = anch_mp_token()
     /// The values read so far, and map keys.
-    private var slots: [SyncDocument.Slot] = []
+    private var slots: SyncDocument.SlotWriter
 
     /// The most slots reserved before the input is read: about one per eight bytes of input.
     static let reservationLimit = 1 << 16
 
-    /// One open array or map.
+    /// One open array or map (plain bits, so that the stack of them costs no reference counting).
     private struct Frame {
         /// The container's slot.
         var slot: Int
@@ -47,25 +50,33 @@ struct MessagePackReader {
         /// `previousKeyStart` is -1 before the first key.
         var previousKeyStart = -1
         var previousKeyLength = 0
-        /// The map's keys, once one was not ASCII or not in ascending order.
-        var keys: Set<String>?
+        /// The map's keys in ``keySets``, once one was not ASCII or not in ascending order; -1 before.
+        var keySet = -1
+
+        /// No container.
+        static let none = Frame(slot: -1, remaining: 0, isMap: false)
     }
 
-    /// The open containers, innermost last.
-    private var frames: [Frame] = []
+    /// The innermost open container; its `slot` is -1 when none is open. It is kept apart from the
+    /// others, which are touched only when it closes, so that reading a value costs no array access.
+    private var current = Frame.none
+    /// The open containers around ``current``, innermost last.
+    private var parents: [Frame] = []
+    /// The keys of open maps whose keys are checked with a set, innermost last.
+    private var keySets: [Set<String>] = []
 
     init(input: UnsafeBufferPointer<UInt8>, limits: CodecLimits) {
         self.input = input
         self.limits = limits
-        slots.reserveCapacity(min(input.count / 8 + 1, Self.reservationLimit))
+        slots = SyncDocument.SlotWriter(capacity: min(input.count / 8 + 1, Self.reservationLimit))
     }
 
     /// Reads the one value that spans the whole input.
     /// - Returns: its slots, for a ``SyncCore/SyncDocument`` over the input.
-    mutating func readDocument() throws(CodecError) -> [SyncDocument.Slot] {
+    consuming func readDocument() throws(CodecError) -> SyncDocument.SlotWriter {
         nextValue: while true {
             let start = position
-            let token = try readToken(expecting: "a value")
+            try readToken(expecting: "a value")
             valueCount += 1
             if valueCount > limits.maxElementCount {
                 throw .limitExceeded("the input holds more than the limit of \(limits.maxElementCount) values", offset: start)
@@ -95,7 +106,8 @@ struct MessagePackReader {
                 let isMap = token.kind == ANCH_MP_MAP
                 slots.append(.init(kind: isMap ? .dictionary : .array, length: token.length, end: next))
                 if token.length > 0 {
-                    frames.append(Frame(slot: slots.count - 1, remaining: token.length, isMap: isMap))
+                    if current.slot >= 0 { parents.append(current) }
+                    current = Frame(slot: slots.count - 1, remaining: token.length, isMap: isMap)
                     if isMap { try readKey() }
                     continue nextValue
                 }
@@ -104,14 +116,15 @@ struct MessagePackReader {
             }
 
             // A value is complete: count it in the open containers it completes.
-            while !frames.isEmpty {
-                let top = frames.count - 1
-                frames[top].remaining -= 1
-                if frames[top].remaining > 0 {
-                    if frames[top].isMap { try readKey() }
+            while current.slot >= 0 {
+                current.remaining -= 1
+                if current.remaining > 0 {
+                    if current.isMap { try readKey() }
                     continue nextValue
                 }
-                slots[frames.removeLast().slot].end = slots.count
+                slots[current.slot].end = slots.count
+                if current.keySet >= 0 { keySets.removeLast() }
+                current = parents.popLast() ?? .none
             }
             guard position == input.count else {
                 throw .malformedInput("\(input.count - position) bytes follow the value", offset: position)
@@ -122,19 +135,17 @@ struct MessagePackReader {
 
     /// Reads the next header, failing at the end of the input.
     @inline(__always)
-    private mutating func readToken(expecting what: String) throws(CodecError) -> anch_mp_token {
+    private mutating func readToken(expecting what: String) throws(CodecError) {
         guard position < input.count else {
             throw .malformedInput("the input ends where \(what) should start", offset: position)
         }
-        var token = anch_mp_token()
         position = anch_mp_read(input.baseAddress, input.count, position, &token)
-        return token
     }
 
     /// Reads the next key of the innermost map, which must be a str and not one of the map's keys so far.
     private mutating func readKey() throws(CodecError) {
         let start = position
-        let token = try readToken(expecting: "a map key")
+        try readToken(expecting: "a map key")
         guard token.kind == ANCH_MP_STR else {
             if token.kind.rawValue >= ANCH_MP_ERROR_TRUNCATED.rawValue { throw failure(token, at: start) }
             throw .malformedInput(
@@ -142,27 +153,27 @@ struct MessagePackReader {
         }
         try checkSlotCount(at: start)
         let slot = try stringSlot(token, at: start)
-        let top = frames.count - 1
         let keyStart = token.payload
         let keyLength = Int(token.length)
-        if frames[top].keys == nil {
-            let previousStart = frames[top].previousKeyStart
+        if current.keySet < 0 {
+            let previousStart = current.previousKeyStart
             let ascending =
                 slot.kind == .asciiString
                 && (previousStart < 0
                     || KeyOrder.compare(
-                        UnsafeBufferPointer(rebasing: input[previousStart..<previousStart + frames[top].previousKeyLength]),
+                        UnsafeBufferPointer(rebasing: input[previousStart..<previousStart + current.previousKeyLength]),
                         UnsafeBufferPointer(rebasing: input[keyStart..<keyStart + keyLength])) < 0)
             if ascending {
-                frames[top].previousKeyStart = keyStart
-                frames[top].previousKeyLength = keyLength
+                current.previousKeyStart = keyStart
+                current.previousKeyLength = keyLength
             } else {
-                frames[top].keys = keysRead(in: frames[top])
+                keySets.append(keysRead(in: current))
+                current.keySet = keySets.count - 1
             }
         }
-        if frames[top].keys != nil {
+        if current.keySet >= 0 {
             let key = String(decoding: UnsafeBufferPointer(rebasing: input[keyStart..<keyStart + keyLength]), as: UTF8.self)
-            if !frames[top].keys!.insert(key).inserted {
+            if !keySets[keySets.count - 1].insert(key).inserted {
                 throw .malformedInput("the map has the key \(CodecError.quoted(key)) twice", offset: start)
             }
         }
@@ -206,7 +217,7 @@ struct MessagePackReader {
     /// Refuses a container that would open deeper than the limit.
     @inline(__always)
     private func checkDepth(at start: Int) throws(CodecError) {
-        if frames.count >= limits.maxDepth {
+        if (current.slot >= 0 ? parents.count + 1 : 0) >= limits.maxDepth {
             throw .limitExceeded("arrays and maps nest deeper than the limit of \(limits.maxDepth)", offset: start)
         }
     }

@@ -3,6 +3,15 @@ public import FoundationEssentials
 #else
 public import Foundation
 #endif
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#elseif canImport(Darwin)
+import Darwin
+#elseif canImport(ucrt)
+import ucrt
+#endif
 
 /// A decoded value kept as one flat list of nodes over the bytes it was read from: what a decoder
 /// makes without allocating per value, the way msgpack-c's zone keeps its `msgpack_object`s.
@@ -27,56 +36,130 @@ public struct SyncDocument: Sendable {
     let input: [UInt8]
     /// The values in the order they appear, a container before its contents and a map's key before
     /// its value; the root is the first.
-    let slots: [Slot]
+    let storage: SlotStorage
 
-    /// Makes a document of `slots` over `input`: for decoders, which have checked every slot.
-    package init(input: [UInt8], slots: [Slot]) {
+    /// Makes a document of the slots `writer` holds over `input`: for decoders, which have checked
+    /// every slot. The document takes the writer's memory.
+    package init(input: [UInt8], slots writer: consuming SlotWriter) {
         self.input = input
-        self.slots = slots
+        self.storage = SlotStorage(writer)
     }
 
     /// The value the whole input holds.
     public var root: Node { Node(document: self, index: 0) }
 
     /// How many nodes the document holds: values and map keys.
-    public var nodeCount: Int { slots.count }
+    public var nodeCount: Int { storage.count }
+
+    /// The slots, for reading.
+    @inline(__always)
+    var slots: UnsafeBufferPointer<Slot> { UnsafeBufferPointer(start: storage.base, count: storage.count) }
+
+    /// The memory of a document's slots, freed with the last document that uses it.
+    final class SlotStorage: Sendable {
+        /// The first slot; read only once the storage exists.
+        nonisolated(unsafe) let base: UnsafeMutablePointer<Slot>
+        /// How many slots there are.
+        let count: Int
+
+        init(_ writer: consuming SlotWriter) {
+            (base, count) = writer.take()
+        }
+
+        deinit { free(base) }
+    }
+
+    /// A growable list of slots that a decoder appends to, for codec readers: no uniqueness check per
+    /// append as an array makes, and growth by `realloc`, which moves large blocks without copying them.
+    /// A document takes its memory.
+    @frozen
+    public struct SlotWriter: ~Copyable {
+        @usableFromInline var base: UnsafeMutablePointer<Slot>
+        @usableFromInline var capacity: Int
+        /// How many slots have been appended.
+        public var count: Int { appended }
+        @usableFromInline var appended = 0
+
+        /// Makes a writer with room for `capacity` slots before it grows.
+        public init(capacity: Int) {
+            self.capacity = Swift.max(capacity, 16)
+            base = Self.reallocate(nil, capacity: self.capacity)
+        }
+
+        /// Appends `slot`.
+        @inlinable @inline(__always)
+        public mutating func append(_ slot: Slot) {
+            if appended == capacity { grow() }
+            (base + appended).initialize(to: slot)
+            appended += 1
+        }
+
+        /// The slot at `index`, which must be below ``count``.
+        @inlinable
+        public subscript(index: Int) -> Slot {
+            @inline(__always) get { base[index] }
+            @inline(__always) set { base[index] = newValue }
+        }
+
+        @usableFromInline @inline(never)
+        mutating func grow() {
+            capacity *= 2
+            base = Self.reallocate(base, capacity: capacity)
+        }
+
+        private static func reallocate(_ pointer: UnsafeMutablePointer<Slot>?, capacity: Int) -> UnsafeMutablePointer<Slot> {
+            let bytes = capacity * MemoryLayout<Slot>.stride
+            guard let moved = realloc(pointer, bytes) else { fatalError("out of memory for \(bytes) bytes of slots") }
+            return moved.bindMemory(to: Slot.self, capacity: capacity)
+        }
+
+        /// Hands over the memory, which the caller must `free`.
+        consuming func take() -> (UnsafeMutablePointer<Slot>, Int) {
+            let taken = (base, appended)
+            discard self
+            return taken
+        }
+
+        deinit { free(base) }
+    }
 
     /// One value in a document, in 16 bytes: a scalar, or a container whose contents follow it.
-    package struct Slot: Sendable {
+    @frozen
+    public struct Slot: Sendable {
         /// The integer's or real's bits, a date's `timeIntervalSinceReferenceDate` bits, or the offset
         /// of a string's or data's bytes in the input.
-        package var payload: UInt64
+        public var payload: UInt64
         /// A string's or data's length in bytes, an array's elements, a map's entries.
-        package var length: UInt32
+        public var length: UInt32
         /// The kind in the top four bits; below them the index of the first slot after this value and
         /// everything inside it.
-        private var kindAndEnd: UInt32
+        @usableFromInline var kindAndEnd: UInt32
 
         /// The most slots a document holds: ends must fit below the kind's four bits.
-        package static let maxCount = 0x0FFF_FFFF
+        @inlinable public static var maxCount: Int { 0x0FFF_FFFF }
 
         /// Makes a slot; a container's ``end`` is set once its contents are read.
-        @inline(__always)
-        package init(kind: SlotKind, payload: UInt64 = 0, length: UInt32 = 0, end: Int) {
+        @inlinable @inline(__always)
+        public init(kind: SlotKind, payload: UInt64 = 0, length: UInt32 = 0, end: Int) {
             self.payload = payload
             self.length = length
             self.kindAndEnd = UInt32(kind.rawValue) << 28 | UInt32(truncatingIfNeeded: end)
         }
 
         /// What the value is.
-        @inline(__always)
-        package var kind: SlotKind { SlotKind(rawValue: UInt8(truncatingIfNeeded: kindAndEnd >> 28)) ?? .null }
+        @inlinable @inline(__always)
+        public var kind: SlotKind { SlotKind(rawValue: UInt8(truncatingIfNeeded: kindAndEnd >> 28)) ?? .null }
 
         /// The index of the first slot after this value and everything inside it.
-        @inline(__always)
-        package var end: Int {
+        @inlinable
+        public var end: Int {
             get { Int(kindAndEnd & 0x0FFF_FFFF) }
             set { kindAndEnd = kindAndEnd & 0xF000_0000 | UInt32(truncatingIfNeeded: newValue) }
         }
     }
 
     /// The kinds of slot: ``SyncValue``'s cases, with ASCII strings told apart from others.
-    package enum SlotKind: UInt8, Sendable {
+    public enum SlotKind: UInt8, Sendable {
         case null, falseValue, trueValue, integer, unsignedInteger, real, date, data
         /// A string of ASCII bytes only.
         case asciiString
@@ -287,7 +370,8 @@ extension SyncDocument {
         var arrays: [[SyncValue]] = []
         var dictionaries: [[String: SyncValue]] = []
         var index = root
-        return slots.withUnsafeBufferPointer { slots in
+        let slots = self.slots
+        return withExtendedLifetime(storage) {
             input.withUnsafeBufferPointer { input in
                 func text(_ slot: Slot) -> String {
                     String(decoding: UnsafeBufferPointer(rebasing: input[range(of: slot)]), as: UTF8.self)
