@@ -272,7 +272,8 @@ let package = Package(
         .testTarget(name: "SyncXMLPlistTests", dependencies: ["SyncCore", "SyncXMLPlist", "SyncTesting", "TestSupport"]),
         .testTarget(name: "SyncBinaryPlistTests", dependencies: ["SyncCore", "SyncBinaryPlist", "SyncTesting", "TestSupport"]),
         .testTarget(
-            name: "SyncMessagePackTests", dependencies: ["SyncCore", "SyncMessagePack", "SyncTesting", "SyncJSON", "TestSupport"]),
+            name: "SyncMessagePackTests",
+            dependencies: ["SyncCore", "SyncMessagePack", "SyncSamples", "SyncTesting", "SyncJSON", "TestSupport"]),
         .testTarget(
             name: "SyncSQLiteTests",
             dependencies: [

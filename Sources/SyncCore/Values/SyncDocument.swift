@@ -160,12 +160,30 @@ public struct SyncDocument: Sendable {
 
     /// The kinds of slot: ``SyncValue``'s cases, with ASCII strings told apart from others.
     public enum SlotKind: UInt8, Sendable {
-        case null, falseValue, trueValue, integer, unsignedInteger, real, date, data
-        /// A string of ASCII bytes only.
+        /// ``SyncValue/null``.
+        case null
+        /// `false`.
+        case falseValue
+        /// `true`.
+        case trueValue
+        /// ``SyncValue/integer(_:)``: the payload is the `Int64`'s bits.
+        case integer
+        /// ``SyncValue/unsignedInteger(_:)``: the payload is the number.
+        case unsignedInteger
+        /// ``SyncValue/real(_:)``: the payload is the `Double`'s bits.
+        case real
+        /// ``SyncValue/date(_:)``: the payload is the bits of its `timeIntervalSinceReferenceDate`.
+        case date
+        /// ``SyncValue/data(_:)``: the payload is the offset of the bytes in the input.
+        case data
+        /// A string of ASCII bytes only: the payload is the offset of its bytes in the input.
         case asciiString
-        /// A string with non-ASCII UTF-8 bytes.
+        /// A string with non-ASCII UTF-8 bytes: the payload is the offset of its bytes in the input.
         case string
-        case array, dictionary
+        /// ``SyncValue/array(_:)``: its elements follow.
+        case array
+        /// ``SyncValue/dictionary(_:)``: its entries follow, each key (a string slot) before its value.
+        case dictionary
     }
 }
 
