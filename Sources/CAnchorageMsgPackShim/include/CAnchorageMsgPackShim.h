@@ -128,6 +128,14 @@ typedef struct {
     int64_t detail;
 } anch_mp_token;
 
+/**
+ * Asks the processor to bring the `lines` cache lines from `address` on into its caches: a hint,
+ * never a fault, whatever the address.
+ */
+static inline void anch_prefetch(uintptr_t address, int lines) {
+    for (int line = 0; line < lines; line++) __builtin_prefetch((const void *)(address + 64 * (uintptr_t)line), 0, 3);
+}
+
 static inline uint16_t anch_mp_load16(const uint8_t *p) { return (uint16_t)(((unsigned)p[0] << 8) | p[1]); }
 
 static inline uint32_t anch_mp_load32(const uint8_t *p) {
