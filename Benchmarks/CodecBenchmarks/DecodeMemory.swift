@@ -31,7 +31,7 @@ extension CodecSubject {
     /// The decoders whose memory is measured: Anchorage's four codecs (which
     /// carry the target) and the untyped Foundation peers for reference.
     static let decodeMemorySubjects: [CodecSubject] = [
-        .anchorageXMLPlist, .anchorageBinaryPlist, .anchorageJSON, .anchorageMessagePack,
+        .anchorageXMLPlist, .anchorageBinaryPlist, .anchorageJSON, .anchorageMessagePack, .anchorageMessagePackDocument,
         .propertyListSerializationXML, .propertyListSerializationBinary, .jsonSerialization,
     ]
 
@@ -43,6 +43,10 @@ extension CodecSubject {
         case .anchorageBinaryPlist: return try anchorage(BinaryPlistCodec(), shape)
         case .anchorageJSON: return try anchorage(JSONCodec(), shape)
         case .anchorageMessagePack: return try anchorage(MessagePackCodec(), shape)
+        case .anchorageMessagePackDocument:
+            let codec = MessagePackCodec()
+            let bytes = try codec.encode(shape.value)
+            return (bytes.count, { try codec.decodeDocument(bytes) })
         case .propertyListSerializationXML, .propertyListSerializationBinary:
             let format: PropertyListSerialization.PropertyListFormat =
                 self == .propertyListSerializationXML ? .xml : .binary

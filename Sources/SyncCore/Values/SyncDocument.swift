@@ -113,9 +113,9 @@ public struct SyncDocument: Sendable {
             return moved.bindMemory(to: Slot.self, capacity: capacity)
         }
 
-        /// Hands over the memory, which the caller must `free`.
+        /// Hands over the memory, cut to the slots appended, which the caller must `free`.
         consuming func take() -> (UnsafeMutablePointer<Slot>, Int) {
-            let taken = (base, appended)
+            let taken = (capacity > appended ? Self.reallocate(base, capacity: Swift.max(appended, 1)) : base, appended)
             discard self
             return taken
         }
