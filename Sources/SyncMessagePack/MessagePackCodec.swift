@@ -86,3 +86,37 @@ public struct MessagePackCodec: SyncCodec {
         }
     }
 }
+
+extension MessagePackCodec: StoredFieldsDecoding {
+    /// Reads `bytes`, a map, into a document, and writes the records' fields of each entry `isStoredArray`
+    /// accepts into the stored form from the document's slots, without making ``SyncCore/SyncValue``s of them.
+    /// - Returns: `nil` when `bytes` are not such a map or break a rule or limit of the codec.
+    package func decodeStoredArrays(_ bytes: [UInt8], where isStoredArray: (String) -> Bool) -> StoredArraysDocument? {
+        guard let entries = try? decodeDocument(bytes).root.entries else { return nil }
+        var document = StoredArraysDocument()
+        for (key, node) in entries {
+            guard isStoredArray(key) else {
+                document.values[key] = node.value
+                continue
+            }
+            guard let records = node.elements else { return nil }
+            var blobs: [[UInt8]] = []
+            blobs.reserveCapacity(records.count)
+            for record in records {
+                guard let blob = StoredValueFormat.encode(fields: record) else { return nil }
+                blobs.append(blob)
+            }
+            document.storedArrays[key] = blobs
+        }
+        return document
+    }
+
+    /// Reads the entries named in `names` of `bytes`, a map; the whole input is checked as
+    /// ``decode(_:)`` checks it, but only the named entries are made values.
+    package func decodeEntries(_ bytes: [UInt8], named names: Set<String>) -> [String: SyncValue]? {
+        guard let entries = try? decodeDocument(bytes).root.entries else { return nil }
+        var values: [String: SyncValue] = [:]
+        for (key, node) in entries where names.contains(key) { values[key] = node.value }
+        return values
+    }
+}

@@ -44,11 +44,11 @@ struct AquasyncServerTests {
         }
     }
 
-    @Test("a JSON pack read straight into the stored form is stored as the same records as the same pack read as values")
+    @Test("a pack read straight into the stored form (JSON, MessagePack) is stored as the same records as read as values")
     func storedFormReadStoresTheSameRecords() async throws {
-        // JSON is read into the stored form; MessagePack, which cannot be, is read as values: the same
-        // deltas (random fields of the types both carry, columns in plain and in other accepted forms).
-        var random = RandomValues(seed: 41, features: [.null], maxDepth: 3)
+        // JSON and MessagePack are read into the stored form; binary plist, which cannot be, is read as values:
+        // the same deltas (random fields of the types all three carry, columns in plain and in other accepted forms).
+        var random = RandomValues(seed: 41, features: [], maxDepth: 3)
         var deltas: [SyncValue] = []
         for index in 0..<60 {
             var fields = (random.nextDictionary().dictionaryValue ?? [:]).filter { !$0.key.hasPrefix("_") && !Delta.syncColumns.contains($0.key) }
@@ -67,7 +67,7 @@ struct AquasyncServerTests {
         }
         let pack = Self.pack(deltas)
         var stored: [TestCodec: [StoredRecord]] = [:]
-        for codec in [TestCodec.json, .msgpack] {
+        for codec in [TestCodec.json, .msgpack, .binaryPlist] {
             let harness = AquasyncHarness()
             let request = SyncRequest(
                 method: .post, path: "/deltas", contentType: codec.codec.primaryMediaType, body: try codec.codec.encode(pack))
@@ -78,7 +78,8 @@ struct AquasyncServerTests {
             }
         }
         #expect(stored[.json]?.count == deltas.count)
-        #expect(stored[.json]?.map(\.record) == stored[.msgpack]?.map(\.record))
+        #expect(stored[.json]?.map(\.record) == stored[.binaryPlist]?.map(\.record))
+        #expect(stored[.msgpack]?.map(\.record) == stored[.binaryPlist]?.map(\.record))
     }
 
     @Test("a timestamp sent as a date too far from 1970 gets 422, and a record stamped at the end of time can still be edited")

@@ -6,14 +6,26 @@ import Testing
 
 @testable import Aquasync
 
-/// A pulled page read from JSON straight into the stored form must store exactly what reading it as
-/// values stores (MessagePack takes that path), and refuse what that path refuses, in the same words.
+/// A pulled page read from JSON or MessagePack straight into the stored form must store exactly what
+/// reading it as values stores (``ValuesOnly`` takes that path), and refuse what that path refuses, in
+/// the same words.
 @Suite("A pulled page: read straight into the stored form, it stores what decoding stores")
 struct PulledPageTests {
     static let (gid, otherGid) = ("0f8fad5b-d9cb-469f-a165-70867728950e", "1b9d6bcd-bbfd-4b2d-9b5d-ab8dfbbd4bed")
     static let token = "9c1e0b7a-5b7e-4c61-9a8e-1d2f3a4b5c6d"
 
     struct NoLatestUST: Error {}
+
+    /// MessagePack without its reading into the stored form: the path of a codec that has none.
+    struct ValuesOnly: SyncCodec {
+        let base = MessagePackCodec()
+        var id: CodecID { base.id }
+        var mediaTypes: [String] { base.mediaTypes }
+        var limits: CodecLimits { base.limits }
+        var features: CodecFeatures { base.features }
+        func encode(_ value: SyncValue) throws(CodecError) -> [UInt8] { try base.encode(value) }
+        func decode(_ bytes: [UInt8]) throws(CodecError) -> SyncValue { try base.decode(bytes) }
+    }
 
     static func delta(_ gid: String, _ extra: [String: SyncValue]) -> SyncValue {
         var delta: [String: SyncValue] = [
@@ -35,7 +47,7 @@ struct PulledPageTests {
         return versions
     }
 
-    @Test("plain deltas and deltas whose columns need the rules (isDeleted 1, ust null) store the same from JSON as from values")
+    @Test("plain deltas and deltas whose columns need the rules (isDeleted 1, ust null) store the same from JSON and MessagePack as from values")
     func sameAsValues() throws {
         let page: SyncValue = [
             "latestUST": 12, "hasMore": true,
@@ -43,15 +55,18 @@ struct PulledPageTests {
             "Note": [Self.delta(Self.gid, ["isDeleted": true, "text": "é\u{301} 😀"])],
         ]
         let fromJSON = try Self.read(page, with: JSONCodec())
-        let fromValues = try Self.read(page, with: MessagePackCodec())
+        let fromMessagePack = try Self.read(page, with: MessagePackCodec())
+        let fromValues = try Self.read(page, with: ValuesOnly())
         #expect(fromJSON.count == 3)
-        #expect(Set(fromJSON.keys) == Set(fromValues.keys))
-        for (key, json) in fromJSON {
-            let values = try #require(fromValues[key])
-            #expect(json.0 == values.0 && json.1 == values.1 && json.2 == values.2, "\(key)")
-            #expect(json.3 == values.3, "\(key): the stored fields differ")
-            let fields = try StoredValueFormat.decodeFields(Data(json.3))
-            #expect(fields["ust"] == nil && fields["gid"] != nil, "\(key): ust is dropped, the columns kept")
+        for stored in [fromJSON, fromMessagePack] {
+            #expect(Set(stored.keys) == Set(fromValues.keys))
+            for (key, read) in stored {
+                let values = try #require(fromValues[key])
+                #expect(read.0 == values.0 && read.1 == values.1 && read.2 == values.2, "\(key)")
+                #expect(read.3 == values.3, "\(key): the stored fields differ")
+                let fields = try StoredValueFormat.decodeFields(Data(read.3))
+                #expect(fields["ust"] == nil && fields["gid"] != nil, "\(key): ust is dropped, the columns kept")
+            }
         }
         let grace = try #require(fromJSON[RecordKey(collection: "aquasync/Contact", id: RecordID(Self.otherGid))])
         #expect(grace.1, "isDeleted 1 is a deletion")
@@ -71,7 +86,7 @@ struct PulledPageTests {
 
     @Test("a page that breaks the rules is refused with the words of reading it as values", arguments: badPages)
     func refusesAsValuesDo(_ page: SyncValue, _ message: String) throws {
-        for codec in [JSONCodec(), MessagePackCodec()] as [any SyncCodec] {
+        for codec in [JSONCodec(), MessagePackCodec(), ValuesOnly()] as [any SyncCodec] {
             let error = try #require(throws: AquasyncValidationError.self) {
                 _ = try PulledPage(try codec.encode(page), codec: codec, missingLatestUST: NoLatestUST()).versions(with: codec)
             }

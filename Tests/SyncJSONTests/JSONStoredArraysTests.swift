@@ -2,6 +2,7 @@ import Foundation
 import SyncCore
 import SyncJSON
 import SyncTesting
+import TestSupport
 import Testing
 
 /// A pulled page read straight into the stored form must give, for every record, the very blob that
@@ -11,22 +12,11 @@ import Testing
 struct JSONStoredArraysTests {
     let codec = JSONCodec()
 
-    /// Whether a top-level key holds records: a model's name, which starts with a capital here.
-    private static func isRecords(_ key: String) -> Bool { key.first?.isUppercase == true }
+    private static func isRecords(_ key: String) -> Bool { StoredArraysChecks.isRecords(key) }
 
     /// Checks that `text` read into stored fields gives what decoding it gives.
     private func expectSameAsDecoding(_ text: String, codec: JSONCodec? = nil, sourceLocation: SourceLocation = #_sourceLocation) throws {
-        let codec = codec ?? self.codec
-        let bytes = Array(text.utf8)
-        let document = try #require(codec.decodeStoredArrays(bytes, where: Self.isRecords), sourceLocation: sourceLocation)
-        let decoded = try #require(try codec.decode(bytes).dictionaryValue, sourceLocation: sourceLocation)
-        #expect(document.values == decoded.filter { !Self.isRecords($0.key) }, sourceLocation: sourceLocation)
-        #expect(Set(document.storedArrays.keys) == Set(decoded.keys.filter(Self.isRecords)), sourceLocation: sourceLocation)
-        for (key, blobs) in document.storedArrays {
-            let items = try #require(decoded[key]?.arrayValue, sourceLocation: sourceLocation)
-            let expected = try items.map { [UInt8](try StoredValueFormat.encode(fields: try #require($0.dictionaryValue))) }
-            #expect(blobs == expected, "records under \(key)", sourceLocation: sourceLocation)
-        }
+        try StoredArraysChecks.expectSameAsDecoding(Array(text.utf8), codec: codec ?? self.codec, sourceLocation: sourceLocation)
     }
 
     /// `value` as JSON with every dictionary's keys in reverse order and white space around everything.
@@ -46,10 +36,7 @@ struct JSONStoredArraysTests {
 
     @Test("random records, written sorted or in reverse order with white space, read into the blobs of their values")
     func randomRecords() throws {
-        var random = RandomValues(seed: 20_261_127, features: [.null, .unsignedInteger], maxDepth: 4)
-        for round in 0..<200 {
-            let records = (0..<3).map { _ in random.nextDictionary() }
-            let page: SyncValue = ["latestUST": .integer(Int64(round)), "hasMore": true, "Contact": .array(records), "Note": []]
+        for page in StoredArraysChecks.randomPages(seed: 20_261_127, features: [.null, .unsignedInteger]) {
             try expectSameAsDecoding(try JSONTestSupport.encodedText(page))
             try expectSameAsDecoding(try reversedJSON(page))
         }

@@ -51,6 +51,13 @@ public struct SyncDocument: Sendable {
     /// How many nodes the document holds: values and map keys.
     public var nodeCount: Int { storage.count }
 
+    /// Calls `body` with the slots and the bytes they point into; valid only during the call.
+    package func withSlots<Result>(
+        _ body: (UnsafeBufferPointer<Slot>, UnsafeBufferPointer<UInt8>) throws(Never) -> Result
+    ) -> Result {
+        withExtendedLifetime(storage) { input.withUnsafeBufferPointer { body(slots, $0) } }
+    }
+
     /// The slots, for reading.
     @inline(__always)
     var slots: UnsafeBufferPointer<Slot> { UnsafeBufferPointer(start: storage.base, count: storage.count) }

@@ -67,6 +67,91 @@ package enum StoredValueFormat {
         return Data(bytes)
     }
 
+    /// The blob for a record's fields read from a document, written from its slots without making
+    /// ``SyncValue``s: the bytes ``encode(fields:)`` gives for the node's value.
+    /// - Returns: `nil` when `node` is not a dictionary or nests deeper than ``maxDepth``.
+    package static func encode(fields node: SyncDocument.Node) -> [UInt8]? {
+        guard node.kind == .dictionary else { return nil }
+        var bytes: [UInt8] = [version]
+        bytes.reserveCapacity(16 + node.count * 24)
+        return node.document.withSlots { slots, input in
+            write(slot: node.index, slots: slots, input: input, to: &bytes, depth: 0) != nil ? bytes : nil
+        }
+    }
+
+    /// Appends the value at `index` of a document's `slots` (over `input`) in the stored form.
+    /// - Returns: the index after the value, or `nil` when it nests deeper than ``maxDepth``.
+    private static func write(
+        slot index: Int, slots: UnsafeBufferPointer<SyncDocument.Slot>, input: UnsafeBufferPointer<UInt8>,
+        to bytes: inout [UInt8], depth: Int
+    ) -> Int? {
+        let slot = slots[index]
+        func appendBytes() {
+            let start = Int(slot.payload)
+            writeVarint(UInt64(slot.length), to: &bytes)
+            bytes.append(contentsOf: UnsafeBufferPointer(rebasing: input[start..<start + Int(slot.length)]))
+        }
+        switch slot.kind {
+        case .null: bytes.append(Tag.null.rawValue)
+        case .falseValue: bytes.append(Tag.falseValue.rawValue)
+        case .trueValue: bytes.append(Tag.trueValue.rawValue)
+        case .integer:
+            let integer = Int64(bitPattern: slot.payload)
+            bytes.append(Tag.integer.rawValue)
+            writeVarint(UInt64(bitPattern: (integer << 1) ^ (integer >> 63)), to: &bytes)
+        case .unsignedInteger:
+            bytes.append(Tag.unsignedInteger.rawValue)
+            writeVarint(slot.payload, to: &bytes)
+        case .real:
+            bytes.append(Tag.real.rawValue)
+            writeFixed(slot.payload, to: &bytes)
+        case .date:
+            bytes.append(Tag.date.rawValue)
+            writeFixed(slot.payload, to: &bytes)
+        case .data:
+            bytes.append(Tag.data.rawValue)
+            appendBytes()
+        case .asciiString, .string:
+            bytes.append(Tag.string.rawValue)
+            appendBytes()
+        case .array:
+            guard depth < maxDepth else { return nil }
+            bytes.append(Tag.array.rawValue)
+            writeVarint(UInt64(slot.length), to: &bytes)
+            var element = index + 1
+            for _ in 0..<slot.length {
+                guard let next = write(slot: element, slots: slots, input: input, to: &bytes, depth: depth + 1) else { return nil }
+                element = next
+            }
+        case .dictionary:
+            guard depth < maxDepth else { return nil }
+            bytes.append(Tag.dictionary.rawValue)
+            writeVarint(UInt64(slot.length), to: &bytes)
+            // The keys' slots, in the order of their bytes (the order the stored form keeps).
+            var keys: [Int] = []
+            keys.reserveCapacity(Int(slot.length))
+            var key = index + 1
+            for _ in 0..<slot.length {
+                keys.append(key)
+                key = slots[key + 1].end
+            }
+            func keyBytes(_ key: Int) -> UnsafeBufferPointer<UInt8> {
+                let start = Int(slots[key].payload)
+                return UnsafeBufferPointer(rebasing: input[start..<start + Int(slots[key].length)])
+            }
+            let ordered = zip(keys, keys.dropFirst()).allSatisfy { KeyOrder.compare(keyBytes($0), keyBytes($1)) < 0 }
+            if !ordered { keys.sort { KeyOrder.compare(keyBytes($0), keyBytes($1)) < 0 } }
+            for key in keys {
+                let keySlot = slots[key]
+                let start = Int(keySlot.payload)
+                writeVarint(UInt64(keySlot.length), to: &bytes)
+                bytes.append(contentsOf: UnsafeBufferPointer(rebasing: input[start..<start + Int(keySlot.length)]))
+                guard write(slot: key + 1, slots: slots, input: input, to: &bytes, depth: depth + 1) != nil else { return nil }
+            }
+        }
+        return slot.end
+    }
+
     /// Appends `value` in the stored form (its tag and payload, no format byte) to `bytes`: how a codec
     /// that reads straight into the stored form (``StoredFieldsDecoding``) writes a scalar it read.
     /// - Throws: ``StoreError/Code/invalidArgument`` when `value` nests deeper than ``maxDepth``.
