@@ -395,68 +395,65 @@ extension SyncDocument {
         var arrays: [[SyncValue]] = []
         var dictionaries: [[String: SyncValue]] = []
         var index = root
-        let slots = self.slots
-        return withExtendedLifetime(storage) {
-            input.withUnsafeBufferPointer { input in
-                func text(_ slot: Slot) -> String {
-                    String(decoding: UnsafeBufferPointer(rebasing: input[range(of: slot)]), as: UTF8.self)
-                }
-                while true {
-                    let slot = slots[index]
+        return withSlots { slots, input in
+            func text(_ slot: Slot) -> String {
+                String(decoding: UnsafeBufferPointer(rebasing: input[range(of: slot)]), as: UTF8.self)
+            }
+            while true {
+                let slot = slots[index]
+                index += 1
+                var value: SyncValue
+                switch slot.kind {
+                case .null: value = .null
+                case .falseValue: value = .bool(false)
+                case .trueValue: value = .bool(true)
+                case .integer: value = .integer(Int64(bitPattern: slot.payload))
+                case .unsignedInteger: value = .unsignedInteger(slot.payload)
+                case .real: value = .real(Double(bitPattern: slot.payload))
+                case .date: value = .date(Date(timeIntervalSinceReferenceDate: Double(bitPattern: slot.payload)))
+                case .data: value = .data(Array(UnsafeBufferPointer(rebasing: input[range(of: slot)])))
+                case .asciiString, .string: value = .string(text(slot))
+                case .array:
+                    guard slot.length > 0 else {
+                        value = .array([])
+                        break
+                    }
+                    var elements: [SyncValue] = []
+                    elements.reserveCapacity(Int(slot.length))
+                    arrays.append(elements)
+                    frames.append(Frame(isDictionary: false, remaining: slot.length, key: ""))
+                    continue
+                case .dictionary:
+                    guard slot.length > 0 else {
+                        value = .dictionary([:])
+                        break
+                    }
+                    dictionaries.append(Dictionary(minimumCapacity: Int(slot.length)))
+                    frames.append(Frame(isDictionary: true, remaining: slot.length, key: text(slots[index])))
                     index += 1
-                    var value: SyncValue
-                    switch slot.kind {
-                    case .null: value = .null
-                    case .falseValue: value = .bool(false)
-                    case .trueValue: value = .bool(true)
-                    case .integer: value = .integer(Int64(bitPattern: slot.payload))
-                    case .unsignedInteger: value = .unsignedInteger(slot.payload)
-                    case .real: value = .real(Double(bitPattern: slot.payload))
-                    case .date: value = .date(Date(timeIntervalSinceReferenceDate: Double(bitPattern: slot.payload)))
-                    case .data: value = .data(Array(UnsafeBufferPointer(rebasing: input[range(of: slot)])))
-                    case .asciiString, .string: value = .string(text(slot))
-                    case .array:
-                        guard slot.length > 0 else {
-                            value = .array([])
-                            break
-                        }
-                        var elements: [SyncValue] = []
-                        elements.reserveCapacity(Int(slot.length))
-                        arrays.append(elements)
-                        frames.append(Frame(isDictionary: false, remaining: slot.length, key: ""))
-                        continue
-                    case .dictionary:
-                        guard slot.length > 0 else {
-                            value = .dictionary([:])
-                            break
-                        }
-                        dictionaries.append(Dictionary(minimumCapacity: Int(slot.length)))
-                        frames.append(Frame(isDictionary: true, remaining: slot.length, key: text(slots[index])))
-                        index += 1
-                        continue
-                    }
-                    // `value` is complete: add it to the containers it completes.
-                    while !frames.isEmpty {
-                        let top = frames.count - 1
-                        if frames[top].isDictionary {
-                            dictionaries[dictionaries.count - 1][frames[top].key] = value
-                        } else {
-                            arrays[arrays.count - 1].append(value)
-                        }
-                        frames[top].remaining -= 1
-                        if frames[top].remaining > 0 {
-                            if frames[top].isDictionary {
-                                frames[top].key = text(slots[index])
-                                index += 1
-                            }
-                            break
-                        }
-                        value =
-                            frames.removeLast().isDictionary
-                            ? .dictionary(dictionaries.removeLast()) : .array(arrays.removeLast())
-                    }
-                    if frames.isEmpty { return value }
+                    continue
                 }
+                // `value` is complete: add it to the containers it completes.
+                while !frames.isEmpty {
+                    let top = frames.count - 1
+                    if frames[top].isDictionary {
+                        dictionaries[dictionaries.count - 1][frames[top].key] = value
+                    } else {
+                        arrays[arrays.count - 1].append(value)
+                    }
+                    frames[top].remaining -= 1
+                    if frames[top].remaining > 0 {
+                        if frames[top].isDictionary {
+                            frames[top].key = text(slots[index])
+                            index += 1
+                        }
+                        break
+                    }
+                    value =
+                        frames.removeLast().isDictionary
+                        ? .dictionary(dictionaries.removeLast()) : .array(arrays.removeLast())
+                }
+                if frames.isEmpty { return value }
             }
         }
     }

@@ -55,28 +55,24 @@ public enum UTF8Validation {
                 index = asciiPrefix(base, count: count, from: index + 1)
                 continue
             }
-            let isContinuation = { (offset: Int) in base[index + offset] & 0xC0 == 0x80 }
+            // The sequence's length, and the range its second byte must fall in (table 3-7); the bytes
+            // after the second are always 0x80...0xBF.
+            let length: Int
+            let second: ClosedRange<UInt8>
             switch lead {
-            case 0xC2...0xDF:
-                guard index + 1 < count, isContinuation(1) else { return false }
-                index += 2
-            case 0xE0...0xEF:
-                guard index + 2 < count else { return false }
-                let second = base[index + 1]
-                let lowest: UInt8 = lead == 0xE0 ? 0xA0 : 0x80
-                let highest: UInt8 = lead == 0xED ? 0x9F : 0xBF
-                guard second >= lowest, second <= highest, isContinuation(2) else { return false }
-                index += 3
-            case 0xF0...0xF4:
-                guard index + 3 < count else { return false }
-                let second = base[index + 1]
-                let lowest: UInt8 = lead == 0xF0 ? 0x90 : 0x80
-                let highest: UInt8 = lead == 0xF4 ? 0x8F : 0xBF
-                guard second >= lowest, second <= highest, isContinuation(2), isContinuation(3) else { return false }
-                index += 4
+            case 0xC2...0xDF: (length, second) = (2, 0x80...0xBF)
+            case 0xE0: (length, second) = (3, 0xA0...0xBF)
+            case 0xED: (length, second) = (3, 0x80...0x9F)
+            case 0xE1...0xEF: (length, second) = (3, 0x80...0xBF)
+            case 0xF0: (length, second) = (4, 0x90...0xBF)
+            case 0xF4: (length, second) = (4, 0x80...0x8F)
+            case 0xF1...0xF3: (length, second) = (4, 0x80...0xBF)
             default:
                 return false
             }
+            guard index + length <= count, second.contains(base[index + 1]) else { return false }
+            for offset in 2..<length where base[index + offset] & 0xC0 != 0x80 { return false }
+            index += length
         }
         return true
     }

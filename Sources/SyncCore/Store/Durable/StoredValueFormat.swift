@@ -86,10 +86,15 @@ package enum StoredValueFormat {
         to bytes: inout [UInt8], depth: Int
     ) -> Int? {
         let slot = slots[index]
-        func appendBytes() {
+        /// The bytes a string or data slot names in the input.
+        func bytesOf(_ slot: SyncDocument.Slot) -> UnsafeBufferPointer<UInt8> {
             let start = Int(slot.payload)
+            return UnsafeBufferPointer(rebasing: input[start..<start + Int(slot.length)])
+        }
+        /// Appends the length and the bytes of a string or data slot.
+        func appendBytes(of slot: SyncDocument.Slot) {
             writeVarint(UInt64(slot.length), to: &bytes)
-            bytes.append(contentsOf: UnsafeBufferPointer(rebasing: input[start..<start + Int(slot.length)]))
+            bytes.append(contentsOf: bytesOf(slot))
         }
         switch slot.kind {
         case .null: bytes.append(Tag.null.rawValue)
@@ -110,10 +115,10 @@ package enum StoredValueFormat {
             writeFixed(slot.payload, to: &bytes)
         case .data:
             bytes.append(Tag.data.rawValue)
-            appendBytes()
+            appendBytes(of: slot)
         case .asciiString, .string:
             bytes.append(Tag.string.rawValue)
-            appendBytes()
+            appendBytes(of: slot)
         case .array:
             guard depth < maxDepth else { return nil }
             bytes.append(Tag.array.rawValue)
@@ -135,17 +140,10 @@ package enum StoredValueFormat {
                 keys.append(key)
                 key = slots[key + 1].end
             }
-            func keyBytes(_ key: Int) -> UnsafeBufferPointer<UInt8> {
-                let start = Int(slots[key].payload)
-                return UnsafeBufferPointer(rebasing: input[start..<start + Int(slots[key].length)])
-            }
-            let ordered = zip(keys, keys.dropFirst()).allSatisfy { KeyOrder.compare(keyBytes($0), keyBytes($1)) < 0 }
-            if !ordered { keys.sort { KeyOrder.compare(keyBytes($0), keyBytes($1)) < 0 } }
+            let precedes = { (left: Int, right: Int) in KeyOrder.compare(bytesOf(slots[left]), bytesOf(slots[right])) < 0 }
+            if !zip(keys, keys.dropFirst()).allSatisfy(precedes) { keys.sort(by: precedes) }
             for key in keys {
-                let keySlot = slots[key]
-                let start = Int(keySlot.payload)
-                writeVarint(UInt64(keySlot.length), to: &bytes)
-                bytes.append(contentsOf: UnsafeBufferPointer(rebasing: input[start..<start + Int(keySlot.length)]))
+                appendBytes(of: slots[key])
                 guard write(slot: key + 1, slots: slots, input: input, to: &bytes, depth: depth + 1) != nil else { return nil }
             }
         }
