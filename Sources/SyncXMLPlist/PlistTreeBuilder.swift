@@ -37,6 +37,7 @@ struct PlistTreeBuilder: ~Copyable {
     private var values = PlistStack<SyncValue>(capacity: 256)
     private var keys = PlistStack<PlistKey>(capacity: 64)
     private var keyNames = PlistKeyCache()
+    private var dictionaryShapes = PlistDictionaryShapes()
     /// The scalar element (`<string>`, `<key>`, …) open now, if any; scalars do not nest.
     private var openScalar: PlistElement?
     /// The text of the open scalar element; for `<data>`, the bytes decoded so far.
@@ -160,7 +161,7 @@ struct PlistTreeBuilder: ~Copyable {
                 return fail(.malformedInput, "<key> \(keys[keys.count - 1].string) has no value before </dict>")
             }
             if container.hasKeySet { keySets.removeLast() }
-            guard let entries = Self.popDictionary(keys: &keys, from: container.keysStart, values: &values, from: container.valuesStart) else {
+            guard let entries = popDictionary(keysFrom: container.keysStart, valuesFrom: container.valuesStart) else {
                 return fail(.malformedInput, "<dict> has a key twice")
             }
             values.push(.dictionary(entries))
@@ -203,21 +204,10 @@ struct PlistTreeBuilder: ~Copyable {
 
     /// Moves a dict's keys and values off their stacks into a dictionary made at its final size;
     /// `nil` if two keys are equal (which `acceptKey` has already refused).
-    private static func popDictionary(
-        keys: inout PlistStack<PlistKey>, from keysStart: Int, values: inout PlistStack<SyncValue>, from valuesStart: Int
-    ) -> [String: SyncValue]? {
+    private mutating func popDictionary(keysFrom keysStart: Int, valuesFrom valuesStart: Int) -> [String: SyncValue]? {
         keys.popMovingOut(from: keysStart) { keyBuffer in
             values.popMovingOut(from: valuesStart) { valueBuffer in
-                // This initializer is inlinable, so it is specialized here (`init(minimumCapacity:)`
-                // is not, and looks generic metadata up on every call); it moves every pair out.
-                var collided = false
-                let entries = [String: SyncValue](
-                    PlistMovedEntries(keys: keyBuffer, values: valueBuffer),
-                    uniquingKeysWith: { first, _ in
-                        collided = true
-                        return first
-                    })
-                return collided ? nil : entries
+                dictionaryShapes.dictionary(keys: keyBuffer, values: valueBuffer)
             }
         }
     }
@@ -273,31 +263,5 @@ struct PlistTreeBuilder: ~Copyable {
             let shown = String(decoding: text.prefix(40), as: UTF8.self)
             return "\"\(shown)\(text.count > 40 ? "…" : "")\""
         }
-    }
-}
-
-/// The key-value pairs of a dict, moved out of the builder's stacks one by one as they are read.
-private struct PlistMovedEntries: Sequence, IteratorProtocol {
-    /// The dict's keys, in order; slots before `index` have been moved out.
-    let keys: UnsafeMutableBufferPointer<PlistKey>
-    /// The dict's values, one per key.
-    let values: UnsafeMutableBufferPointer<SyncValue>
-    private var index = 0
-
-    /// The pairs of `keys` and `values`, which must be as many.
-    init(keys: UnsafeMutableBufferPointer<PlistKey>, values: UnsafeMutableBufferPointer<SyncValue>) {
-        precondition(keys.count == values.count)
-        self.keys = keys
-        self.values = values
-    }
-
-    /// All the pairs: the dictionary is made at its final size.
-    var underestimatedCount: Int { keys.count }
-
-    /// The next pair, moved out of its slots (each slot is moved out exactly once: `index` only grows).
-    mutating func next() -> (String, SyncValue)? {
-        guard index < keys.count else { return nil }
-        defer { index += 1 }
-        return (keys.moveElement(from: index).string, values.moveElement(from: index))
     }
 }

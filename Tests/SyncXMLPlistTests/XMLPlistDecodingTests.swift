@@ -106,6 +106,39 @@ struct XMLPlistDecodingTests {
         #expect(try decode("<dict>\(many)</dict>").dictionaryValue?.count == 100)
     }
 
+    @Test("dicts of one shape (made as copies of the first) keep their own values, whatever shapes come between")
+    func repeatedShapes() throws {
+        // The same keys in the same order, in another order, one key fewer or more, a long and a non-ASCII
+        // key, nested dicts of their own shape; twenty shapes in turn, more than the table's slots.
+        var body = ""
+        var expected: [SyncValue] = []
+        for round in 0..<3 {
+            for number in 0..<20 {
+                let keys = (0..<(1 + number % 7)).map { "k\(number)-\($0)" }
+                    + (number % 5 == 0 ? [String(repeating: "long", count: 10)] : [])
+                    + (number % 6 == 0 ? ["cl\u{E9}"] : [])
+                let ordered = number % 2 == 0 ? keys : keys.reversed()
+                var entries: [String: SyncValue] = [:]
+                body += "<dict>"
+                for (place, key) in ordered.enumerated() {
+                    let value = "\(round)-\(number)-\(place)"
+                    body += "<key>\(key)</key><dict><key>v</key><string>\(value)</string></dict>"
+                    entries[key] = ["v": .string(value)]
+                }
+                body += "</dict>"
+                expected.append(.dictionary(entries))
+            }
+            // The first shape again, its keys in the other order.
+            body += "<dict><key>k0-0</key><integer>\(round)</integer><key>\(String(repeating: "long", count: 10))</key><true/>"
+                + "<key>cl\u{E9}</key><false/></dict>"
+            body += "<dict><key>\(String(repeating: "long", count: 10))</key><true/><key>k0-0</key><integer>\(round)</integer>"
+                + "<key>cl\u{E9}</key><false/></dict>"
+            let first: SyncValue = ["k0-0": .integer(Int64(round)), String(repeating: "long", count: 10): true, "cl\u{E9}": false]
+            expected += [first, first]
+        }
+        #expect(try decode("<array>\(body)</array>") == .array(expected))
+    }
+
     @Test("data: long base64 in lines, whatever the pieces libxml2 reports it in")
     func longData() throws {
         let bytes = (0..<100_003).map { UInt8(truncatingIfNeeded: $0 &* 7 &+ $0 >> 8) }
