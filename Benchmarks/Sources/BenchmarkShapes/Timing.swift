@@ -10,18 +10,29 @@ public struct Timing: Sendable {
 
     /// Runs `operation` once to warm up, then `repetitions` times; keeps the best.
     public static func best(of repetitions: Int, _ operation: CodecOperation) throws -> Timing {
+        try best(of: repetitions, [operation])[0]
+    }
+
+    /// Runs each of `operations` once to warm up, then `repetitions` rounds of each in turn; keeps each
+    /// one's best. Operations compared with each other are timed in the same rounds, so that both see the
+    /// machine as it is (its speed wanders from minute to minute), not one of them a minute later.
+    public static func best(of repetitions: Int, _ operations: [CodecOperation]) throws -> [Timing] {
         let clock = ContinuousClock()
-        _ = try operation.run()
-        var best = Duration.seconds(Int64.max)
-        var sink = 0
+        for operation in operations { _ = try operation.run() }
+        var best = [Duration](repeating: .seconds(Int64.max), count: operations.count)
+        var sinks = [Int](repeating: 0, count: operations.count)
         for _ in 0..<max(1, repetitions) {
-            let start = clock.now
-            sink &+= try operation.run()
-            best = min(best, clock.now - start)
+            for (index, operation) in operations.enumerated() {
+                let start = clock.now
+                sinks[index] &+= try operation.run()
+                best[index] = min(best[index], clock.now - start)
+            }
         }
-        guard sink != 0 else { throw TimingFailure(description: "\(operation.subject) produced nothing") }
-        let (seconds, attoseconds) = best.components
-        return Timing(seconds: Double(seconds) + Double(attoseconds) / 1e18, bytes: operation.documentBytes)
+        return try operations.indices.map { index in
+            guard sinks[index] != 0 else { throw TimingFailure(description: "\(operations[index].subject) produced nothing") }
+            let (seconds, attoseconds) = best[index].components
+            return Timing(seconds: Double(seconds) + Double(attoseconds) / 1e18, bytes: operations[index].documentBytes)
+        }
     }
 }
 
