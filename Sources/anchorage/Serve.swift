@@ -89,6 +89,15 @@ struct Serve: AsyncParsableCommand {
             """)
     var postgresReplica: PostgresLocation?
 
+    @Option(
+        name: .customLong("postgres-connections"),
+        help: """
+            The most connections to the --store PostgreSQL database, one of them listening for other servers' commits \
+            (and as many to --postgres-replica). By default twice this machine's cores plus two: more connections \
+            than the database has cores to run them only wait inside it.
+            """)
+    var postgresConnections: Int?
+
     @Option(help: "The users file (create it with `anchorage users add`).")
     var users = "users.txt"
 
@@ -215,6 +224,9 @@ struct Serve: AsyncParsableCommand {
         if let maxRecordBytes, maxRecordBytes < 1 { throw ValidationError("--max-record-bytes must be at least 1") }
         if let quotaRecords, quotaRecords < 0 { throw ValidationError("--quota-records must not be negative") }
         if let quotaBytes, quotaBytes < 0 { throw ValidationError("--quota-bytes must not be negative") }
+        if let postgresConnections, postgresConnections < 2 {
+            throw ValidationError("--postgres-connections must be at least 2 (one listens for other servers' commits)")
+        }
         guard pushQueueLength >= 1 else { throw ValidationError("--push-queue-length must be at least 1") }
         guard maxConnections >= 1 else { throw ValidationError("--max-connections must be at least 1") }
         if let maxOpenConnections, maxOpenConnections < 1 { throw ValidationError("--max-open-connections must be at least 1") }
@@ -262,7 +274,7 @@ struct Serve: AsyncParsableCommand {
                 "anchorage: no accounts in \(users) yet, so every request is refused (401); add one while the server runs: echo PASSWORD | anchorage users add NAME --file \(users)\n".utf8))
         }
         let connections = connectionLimits(logger: logger)
-        try await store.withStore(readReplica: postgresReplica) { unmeteredStore in
+        try await store.withStore(readReplica: postgresReplica, postgresConnections: postgresConnections) { unmeteredStore in
             let meteredStore = MeteredStore(unmeteredStore)
             let syncStore: any SyncStore =
                 quotaRecords == nil && quotaBytes == nil

@@ -41,10 +41,11 @@ struct StoreOption: ExpressibleByArgument, CustomStringConvertible {
 
     /// Opens the store, hands it to `body`, and closes it when `body` returns or throws.
     ///
-    /// `readReplica`, a hot standby of a PostgreSQL store, answers the reads of changes for pulls.
+    /// `readReplica`, a hot standby of a PostgreSQL store, answers the reads of changes for pulls;
+    /// `postgresConnections` caps each PostgreSQL pool (``PostgresLocation/defaultConnections`` when `nil`).
     /// - Throws: exit status 64 when `readReplica` is given for a store that is not PostgreSQL.
     func withStore<Result: Sendable>(
-        readReplica: PostgresLocation? = nil, _ body: (any SyncStore) async throws -> Result
+        readReplica: PostgresLocation? = nil, postgresConnections: Int? = nil, _ body: (any SyncStore) async throws -> Result
     ) async throws -> Result {
         if let readReplica {
             guard case .postgres = kind else {
@@ -67,7 +68,9 @@ struct StoreOption: ExpressibleByArgument, CustomStringConvertible {
             try? store.close()
             return result
         case .postgres(let location):
-            return try await withPostgresStore(at: location, readReplica: readReplica, body)
+            return try await withPostgresStore(
+                at: location, readReplica: readReplica,
+                connections: postgresConnections ?? PostgresLocation.defaultConnections, body)
         }
     }
 }

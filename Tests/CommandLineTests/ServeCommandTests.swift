@@ -58,4 +58,15 @@ struct ServeCommandTests {
         let lines = outcome.errorText.split(separator: "\n")
         #expect(lines.count == 1 && lines[0].hasPrefix("anchorage: ") && lines[0].contains("users.txt line 1"), "\(outcome.errorText)")
     }
+
+    @Test("--postgres-connections below 2 is refused before anything starts, exit status 64")
+    func tooFewPostgresConnections() async throws {
+        let tool = try AnchorageTool()
+        let folder = try TemporaryFolder("serve-postgres-connections")
+        let outcome = try await tool.run(
+            ["serve", "--port", "0", "--store", "postgres://nobody@127.0.0.1:1/none", "--postgres-connections", "1"],
+            workingDirectory: folder.path)
+        #expect(outcome.status == 64)
+        #expect(outcome.errorText.contains("--postgres-connections must be at least 2"), "\(outcome.errorText)")
+    }
 }

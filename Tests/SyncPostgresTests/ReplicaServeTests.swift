@@ -9,7 +9,9 @@ import Testing
 import TestSupport
 
 extension ReplicaReadTests {
-    @Test("anchorage serve --postgres-replica: a device pulls another's note, and /metrics counts where the changes were read")
+    @Test(
+        "anchorage serve --postgres-replica with --postgres-connections 2 (one to listen, one to work): a device pulls another's note, and /metrics counts where the changes were read"
+    )
     func serveReadsChangesThroughTheReplicaOption() async throws {
         let executable = try #require(
             ChildProcess.builtExecutable(named: "anchorage"), "the anchorage executable was not found beside the test bundle")
@@ -34,6 +36,7 @@ extension ReplicaReadTests {
                 "serve", "--port", "0", "--users", users, "--log-level", "warning",
                 "--store", "postgres://\(address.username)@\(address.host):\(address.port)/\(database)",
                 "--postgres-replica", "postgres://\(address.username)@127.0.0.1:\(standby.port)/\(database)",
+                "--postgres-connections", "2",
             ])
         do {
             let url = try await server.waitForOutputLine { line in
