@@ -2,6 +2,7 @@ import Foundation
 import SyncCore
 import SyncHTTPClient
 import SyncTesting
+import Synchronization
 import TestSupport
 import Testing
 
@@ -31,6 +32,9 @@ struct ConsoleBrowserTests {
         /// An id deep in grace's 10,000 records.
         let deepRecord: String
     }
+
+    /// The suite's server process, stopped at exit.
+    static let serverToStop = Atomic<pid_t>(0)
 
     static let operatorLogin = "op:console-operator-secret"
     static let adaPassword = "ada-secret"
@@ -63,6 +67,12 @@ struct ConsoleBrowserTests {
         let server = try await tool.serve(
             ["--store", "sqlite:" + folder.path("server.sqlite"), "--users", users, "--console", "--log-level", "warning"],
             workingDirectory: folder.path)
+        // It serves every test of the suite, so none stops it: the test process does, when it exits.
+        serverToStop.store(server.process.pid, ordering: .relaxed)
+        atexit {
+            let pid = ConsoleBrowserTests.serverToStop.exchange(0, ordering: .relaxed)
+            if pid > 0 { kill(pid, SIGTERM) }
+        }
         func succeed(_ arguments: [String]) async throws -> String {
             let outcome = try await tool.run(arguments, environment: ["ANCHORAGE_PASSWORD": adaPassword, "ANCHORAGE_TOKEN": ""])
             guard outcome.status == 0 else {
