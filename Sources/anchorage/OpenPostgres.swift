@@ -38,7 +38,7 @@ extension PostgresLocation {
     static var defaultConnections: Int { 2 * ProcessInfo.processInfo.activeProcessorCount + 2 }
 
     /// The pool configuration that reaches this database (without TLS), with at most `connections` connections.
-    func clientConfiguration(connections: Int = defaultConnections) -> PostgresClient.Configuration {
+    func clientConfiguration(connections: Int) -> PostgresClient.Configuration {
         var configuration = PostgresClient.Configuration(
             host: host, port: port, username: username, password: password, database: database, tls: .disable)
         configuration.options.maximumConnections = max(2, connections)

@@ -29,7 +29,9 @@ public struct Timing: Sendable {
             }
         }
         return try operations.indices.map { index in
-            guard sinks[index] != 0 else { throw TimingFailure(description: "\(operations[index].subject) produced nothing") }
+            guard sinks[index] != 0 else {
+                throw TimingFailure(description: "\(operations[index].subject) produced nothing")
+            }
             let (seconds, attoseconds) = best[index].components
             return Timing(seconds: Double(seconds) + Double(attoseconds) / 1e18, bytes: operations[index].documentBytes)
         }

@@ -28,13 +28,15 @@ enum CodecRatios {
                 return measured
             }
             for comparison in Comparison.all where options.includes(comparison) {
-                let (oursKey, peerKey) = ("\(comparison.ours)/\(comparison.direction)", "\(comparison.peer)/\(comparison.direction)")
+                let direction = comparison.direction
+                let (oursKey, peerKey) = ("\(comparison.ours)/\(direction)", "\(comparison.peer)/\(direction)")
                 if comparison.target != nil, timings[oursKey] == nil, timings[peerKey] == nil {
                     // A target's two sides are timed in alternation, on the machine as it is at that moment.
-                    log("timing \(comparison.ours) and \(comparison.peer) \(comparison.direction) \(shape), in turn")
-                    let measured = try Timing.best(
-                        of: options.repetitions,
-                        [CodecOperation(comparison.ours, comparison.direction, shape), CodecOperation(comparison.peer, comparison.direction, shape)])
+                    log("timing \(comparison.ours) and \(comparison.peer) \(direction) \(shape), in turn")
+                    let operations = [
+                        try CodecOperation(comparison.ours, direction, shape), try CodecOperation(comparison.peer, direction, shape),
+                    ]
+                    let measured = try Timing.best(of: options.repetitions, operations)
                     (timings[oursKey], timings[peerKey]) = (measured[0], measured[1])
                 }
                 report.rows.append(
