@@ -149,7 +149,11 @@ let package = Package(
         ),
 
         // MARK: Stores
-        .target(name: "SyncSQLite", dependencies: ["SyncCore", .product(name: "GRDB", package: "GRDB.swift")]),
+        .target(
+            name: "SyncSQLite",
+            dependencies: [
+                "SyncCore", .product(name: "GRDB", package: "GRDB.swift"), .product(name: "GRDBSQLite", package: "GRDB.swift"),
+            ]),
         .target(
             name: "SyncPostgres",
             dependencies: [

@@ -40,12 +40,16 @@ final class GroupCommit: Sendable {
     }
 
     private let database: any DatabaseWriter
+    /// Copies the write-ahead log into the database file; kept here because the writer's connection
+    /// calls it after each commit, and every group's work holds this object.
+    let checkpointer: LogCheckpointer?
     private let queue = Mutex(Queue())
     /// How many SQLite transactions the groups took so far, those rolled back included.
     let transactionsWritten = Atomic<Int>(0)
 
-    init(database: any DatabaseWriter) {
+    init(database: any DatabaseWriter, checkpointer: LogCheckpointer?) {
         self.database = database
+        self.checkpointer = checkpointer
     }
 
     /// Writes `writes` of `account` with the group the writer takes next, and returns once that group

@@ -23,14 +23,18 @@ extension SQLiteStore {
         /// as on a full disk, and stores nothing; open the store again with a
         /// larger limit to go on. For a device that must leave room to others.
         public var maximumSize: Int?
-        /// How many 4 KiB pages the write-ahead log may hold before the commit that passes the
-        /// mark copies them into the database file (SQLite's `wal_autocheckpoint`); at least 1.
+        /// How many 4 KiB pages the write-ahead log may hold; at least 1.
         ///
-        /// 4,000 (16 MiB) by default, four times SQLite's own: a copy holds up the commits that wait
-        /// behind it, and a server that commits thousands of small transactions a second rewrites the
-        /// same pages (an account's row, the ends of its indexes) many times between copies, so
-        /// fewer, larger copies cost less in all. A device short of disk space may lower it; the log
-        /// file keeps the largest size it reached.
+        /// A file store copies the log into the database file mostly on a connection of its own, beside
+        /// the commits: a passive checkpoint each time the log grew by an eighth of the mark. The commit
+        /// that brings the log to the mark copies the rest itself (SQLite's `wal_autocheckpoint` does all
+        /// of it there, holding up every commit behind it), and the next commit starts the log again from
+        /// its beginning, as it does after any copy that reached the log's end.
+        ///
+        /// 4,000 (16 MiB) by default, four times SQLite's own: a server that commits thousands of small
+        /// transactions a second rewrites the same pages (an account's row, the ends of its indexes) many
+        /// times between copies, so fewer, larger copies cost less in all. A device short of disk space
+        /// may lower it; the log file keeps the largest size it reached.
         public var checkpointPages: Int
 
         /// Makes a configuration.

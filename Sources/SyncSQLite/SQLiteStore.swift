@@ -88,10 +88,15 @@ public final class SQLiteStore: ChangeNotifyingStore, PositionTellingStore, Stor
     ///   when the file cannot be opened or written, ``SyncCore/StoreError/Code/corrupt``
     ///   when it is not a database or was written by a newer version.
     public convenience init(path: String, configuration: Configuration = Configuration()) throws {
-        let pool = try withStoreErrors("opening \(path)") {
-            try DatabasePool(path: path, configuration: Self.databaseConfiguration(configuration))
+        let (pool, checkpointer) = try withStoreErrors("opening \(path)") {
+            let databaseConfiguration = Self.databaseConfiguration(configuration)
+            let pool = try DatabasePool(path: path, configuration: databaseConfiguration)
+            return (
+                pool,
+                try LogCheckpointer(path: path, configuration: databaseConfiguration, pages: configuration.checkpointPages)
+            )
         }
-        try self.init(database: pool, path: path, configuration: configuration)
+        try self.init(database: pool, checkpointer: checkpointer, path: path, configuration: configuration)
     }
 
     /// Makes a store that lives in memory until it is released: for tests and previews.
@@ -100,12 +105,12 @@ public final class SQLiteStore: ChangeNotifyingStore, PositionTellingStore, Stor
         let queue = try withStoreErrors("opening an in-memory database") {
             try DatabaseQueue(configuration: databaseConfiguration(configuration))
         }
-        return try SQLiteStore(database: queue, path: nil, configuration: configuration)
+        return try SQLiteStore(database: queue, checkpointer: nil, path: nil, configuration: configuration)
     }
 
-    private init(database: any DatabaseWriter, path: String?, configuration: Configuration) throws {
+    private init(database: any DatabaseWriter, checkpointer: LogCheckpointer?, path: String?, configuration: Configuration) throws {
         self.database = database
-        self.commits = GroupCommit(database: database)
+        self.commits = GroupCommit(database: database, checkpointer: checkpointer)
         self.path = path
         self.configuration = configuration
         try withStoreErrors("preparing the schema of \(path ?? "an in-memory database")") {
@@ -119,14 +124,13 @@ public final class SQLiteStore: ChangeNotifyingStore, PositionTellingStore, Stor
             // so the configured level is set again on the connection that commits.
             // That connection also keeps up to 32 MiB of pages (SQLite's default is
             // 2 MiB): a commit updates the indexes at random keys, and with the small
-            // cache each one read its pages from the file again. It is the one that
-            // copies the write-ahead log into the file (see `checkpointPages`).
+            // cache each one read its pages from the file again. The write-ahead log is
+            // copied into the file by the checkpointer's connection, not by a commit.
             let synchronous = configuration.durability.pragmaValue
-            let checkpointPages = max(1, configuration.checkpointPages)
             try database.writeWithoutTransaction { db in
                 try db.execute(sql: "PRAGMA synchronous = \(synchronous)")
                 try db.execute(sql: "PRAGMA cache_size = -\(Self.writerCacheKiB)")
-                try db.execute(sql: "PRAGMA wal_autocheckpoint = \(checkpointPages)")
+                checkpointer?.takeOverCheckpoints(of: db)
             }
         }
     }
@@ -242,7 +246,11 @@ public final class SQLiteStore: ChangeNotifyingStore, PositionTellingStore, Stor
     /// to close at a known point, for example before opening the file again.
     /// - Throws: ``SyncCore/StoreError`` when a statement still runs; the store then stays open.
     public func close() throws {
-        try withStoreErrors("closing \(path ?? "an in-memory database")") { try database.close() }
+        try withStoreErrors("closing \(path ?? "an in-memory database")") {
+            // The checkpointer first: the last connection to close copies what is left of the log.
+            try commits.checkpointer?.close()
+            try database.close()
+        }
     }
 
     // MARK: Commit

@@ -348,30 +348,50 @@ struct SQLiteStoreFullDiskTests {
 
 @Suite("SQLiteStore: the write-ahead log")
 struct SQLiteStoreWriteAheadLogTests {
-    /// The size the log file reached after `commits` commits of one 8 KB record each (the file keeps its
-    /// largest size: each copy into the database starts the log from its beginning again).
-    private func logSize(checkpointPages: Int, commits: Int) async throws -> Int {
+    /// The size the log file reached after `commits` commits of one 8 KB record each (some 3 pages of log),
+    /// each followed by the copies beside the commits it asked for, unless `copiesBeside` is off (the file
+    /// keeps its largest size: the first write after a copy that reached the log's end starts it again from
+    /// its beginning), and how many copies beside the commits ran.
+    private func logSize(checkpointPages: Int, commits: Int, copiesBeside: Bool) async throws -> (bytes: Int, copies: Int) {
         let directory = try TemporaryDirectory()
         defer { directory.remove() }
         let path = directory.file("log.sqlite")
         let store = try SQLiteStore(
             path: path, configuration: .init(durability: .normal, checkpointPages: checkpointPages))
+        let checkpointer = try #require(store.commits.checkpointer)
+        checkpointer.copiesBeside.store(copiesBeside, ordering: .relaxed)
         let text = SyncValue.string(String(repeating: "x", count: 8_000))
         for index in 0..<commits {
             try await store.transaction(for: "ada") { tx in try await tx.put(note(RecordID("n\(index)"), ["text": text])) }
+            try await checkpointer.finishCopies()
         }
         let size = try FileManager.default.attributesOfItem(atPath: path + "-wal")[.size] as? Int
         #expect(try await allChanges(of: store).count == commits)
+        #expect(try await store.integrityProblems().isEmpty)
+        let copies = checkpointer.checkpointsRun.load(ordering: .relaxed)
         try store.close()
-        return try #require(size)
+        let reopened = try SQLiteStore(path: path)
+        #expect(try await allChanges(of: reopened).count == commits)
+        try reopened.close()
+        return (try #require(size), copies)
     }
 
-    @Test("the log is copied into the database whenever it holds checkpointPages pages, and not before")
+    @Test("the commit that brings the log to checkpointPages pages copies it into the database, and none before")
     func checkpointPages() async throws {
         // 300 commits of some 3 pages each: about 900 pages of log.
-        let small = try await logSize(checkpointPages: 64, commits: 300)
-        let large = try await logSize(checkpointPages: 4_000, commits: 300)
-        #expect(small <= 96 * 4_120, "a log of \(small) bytes for a mark of 64 pages")
-        #expect(large >= 600 * 4_120, "a log of \(large) bytes for a mark of 4,000 pages: it was copied early")
+        let small = try await logSize(checkpointPages: 64, commits: 300, copiesBeside: false)
+        let large = try await logSize(checkpointPages: 4_000, commits: 300, copiesBeside: false)
+        #expect(small.bytes <= 96 * 4_120, "a log of \(small.bytes) bytes for a mark of 64 pages")
+        #expect(large.bytes >= 600 * 4_120, "a log of \(large.bytes) bytes for a mark of 4,000 pages: it was copied early")
+        #expect(small.copies == 0 && large.copies == 0)
+    }
+
+    @Test("the log is copied beside the commits each time it grows by an eighth of checkpointPages, and starts again")
+    func copiesBesideTheCommits() async throws {
+        // About 900 pages of log, an eighth of the mark 500: one copy beside the commits, after which the
+        // next commit starts the log again, so it never reaches the mark.
+        let (bytes, copies) = try await logSize(checkpointPages: 4_000, commits: 300, copiesBeside: true)
+        #expect(copies >= 1)
+        #expect(bytes <= 520 * 4_120, "a log of \(bytes) bytes: it did not start again after the copy")
     }
 }
