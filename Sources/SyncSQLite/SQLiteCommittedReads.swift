@@ -23,7 +23,16 @@ struct SQLiteCommittedReads: CommittedReads {
     func records(
         at keys: [RecordKey], metadata key: String, for peer: PeerID, of account: AccountID
     ) async throws -> (([RecordKey: StoredRecord], SyncValue?, latest: ChangePosition), revision: Int64) {
-        try readAgreeing(account) { db in
+        // A push's few keys of one collection: one statement. Others: a query per collection, which must agree.
+        if let first = keys.first, keys.allSatisfy({ $0.collection == first.collection }),
+            Set(keys.map(\.id)).count <= StoreQueries.cachedKeyCounts
+        {
+            let found = try readOnCallingThread(database) { db in
+                try StoreQueries.recordsWithMetadata(at: keys, metadata: key, for: peer, of: account, db)
+            }
+            return ((try found.records.mapValues { try $0.decoded() }, found.metadata, found.latest), found.revision)
+        }
+        return try readAgreeing(account) { db in
             let found = try StoreQueries.records(at: keys, of: account, db).mapValues { try $0.decoded() }
             return (
                 found, try StoreQueries.metadata(key, for: peer, of: account, db),

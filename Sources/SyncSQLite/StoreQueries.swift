@@ -136,6 +136,51 @@ enum StoreQueries {
         return found
     }
 
+    /// The records at `keys`, all of one collection (at most ``cachedKeyCounts`` distinct ids), the
+    /// metadata value of `peer` under `key`, and the account's latest position and revision, in one
+    /// statement, so on one snapshot: what a push reads before it writes.
+    ///
+    /// A compound `SELECT` of three parts, told apart by its last column: records (0), the metadata value
+    /// in `fields` (1), and the account's row with its last position in `position` and its revision in
+    /// `is_deleted` (2). One statement instead of five (a read of the revision before and after the three
+    /// reads, which must agree) was a tenth of a fast sync's time on the server.
+    static func recordsWithMetadata(
+        at keys: [RecordKey], metadata key: String, for peer: PeerID, of account: AccountID, _ db: Database
+    ) throws -> (records: [RecordKey: EncodedStoredRecord], metadata: SyncValue?, latest: ChangePosition, revision: Int64) {
+        let ids = Array(Set(keys.map(\.id.rawValue)))
+        precondition(!ids.isEmpty && ids.count <= cachedKeyCounts, "a statement for 1 to \(cachedKeyCounts) ids")
+        let placeholders = (0..<ids.count).map { "?\($0 + 5)" }.joined(separator: ", ")
+        let statement = try db.cachedStatement(
+            sql: """
+                SELECT \(recordColumns), 0 FROM record
+                WHERE account_id = (SELECT id FROM account WHERE name = ?1) AND collection = ?2
+                    AND record_id IN (\(placeholders))
+                UNION ALL
+                SELECT NULL, NULL, NULL, NULL, NULL, NULL, value, 1 FROM peer_metadata
+                WHERE account_id = (SELECT id FROM account WHERE name = ?1) AND peer = ?3 AND key = ?4
+                UNION ALL
+                SELECT NULL, NULL, last_position, revision, NULL, NULL, NULL, 2 FROM account WHERE name = ?1
+                """)
+        let arguments =
+            StatementArguments([account.rawValue, keys[0].collection.rawValue, peer.rawValue, key])
+            + StatementArguments(ids)
+        var found: (records: [RecordKey: EncodedStoredRecord], metadata: SyncValue?, latest: ChangePosition, revision: Int64)
+        found = ([:], nil, .start, 0)
+        for row in try Row.fetchAll(statement, arguments: arguments) {
+            switch try row.decode(Int64.self, atIndex: 7) {
+            case 0:
+                let stored = try encodedStoredRecord(row)
+                found.records[stored.key] = stored
+            case 1:
+                found.metadata = try StoredValueFormat.decode(row.decode(Data.self, atIndex: 6))
+            default:
+                found.latest = ChangePosition(try position(row.decode(Int64.self, atIndex: 2)))
+                found.revision = try row.decode(Int64.self, atIndex: 3)
+            }
+        }
+        return found
+    }
+
     /// The committed metadata value of `account` for `peer` under `key`.
     static func metadata(_ key: String, for peer: PeerID, of account: AccountID, _ db: Database) throws -> SyncValue? {
         let statement = try db.cachedStatement(
