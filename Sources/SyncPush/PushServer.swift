@@ -34,6 +34,13 @@ import Synchronization
 ///
 /// Registrations live in the server's memory: a restarted server knows no
 /// device until it registers again, which the push client does on every connection.
+///
+/// The server listens to the store from the first registration on, not
+/// before: a commit can only notify a registered device, and a process that
+/// no device uses for push (say, one of several behind a load balancer) then
+/// spends nothing on the commits of all the others. The first registration
+/// is answered once the listening started, so no commit after its answer
+/// goes unheard.
 public final class PushServer: SyncService, Service {
     /// Limits and schedules.
     public struct Configuration: Sendable {
@@ -82,7 +89,7 @@ public final class PushServer: SyncService, Service {
     /// Where the listener's and the streams' lines go.
     public let logger: Logger
     package let hub: PushHub
-    private let listening = Mutex<[CheckedContinuation<Void, Never>]?>([])
+    private let listening = Mutex(Listening())
     /// Test hook: cut a device's WebSocket after half of this notification's bytes.
     package let cutMidMessage = Mutex<(@Sendable (PushNotification) -> Bool)?>(nil)
 
@@ -100,15 +107,94 @@ public final class PushServer: SyncService, Service {
 
     // MARK: Listening to the store
 
+    /// Where ``run()`` stands, and who waits for it.
+    private struct Listening {
+        /// Whether a device registered, so ``run()`` listens (or is about to).
+        var isWanted = false
+        /// Whether ``run()`` listens, or waits for the first registration: every commit from now on reaches
+        /// the registered devices.
+        var isReady = false
+        /// Whether ``run()`` listens to the store.
+        var isListening = false
+        /// Waiting for `isReady` (``waitUntilListening()``).
+        var readyWaiters: [CheckedContinuation<Void, Never>] = []
+        /// Waiting for `isListening` (the first registrations).
+        var listeningWaiters: [CheckedContinuation<Void, Never>] = []
+        /// ``run()``, waiting for the first registration.
+        var wantedWaiter: CheckedContinuation<Void, Never>?
+    }
+
     /// Listens to the store's commits until cancelled (or a graceful shutdown),
-    /// notifying devices. When the store stops announcing (a lost database
-    /// connection), listening starts again, and every device is told to sync
-    /// everything, since commits meanwhile went unheard.
+    /// notifying devices, from the first registration on. When the store stops
+    /// announcing (a lost database connection), listening starts again, and
+    /// every device is told to sync everything, since commits meanwhile went unheard.
     public func run() async throws {
-        await cancelWhenGracefulShutdown { [self] in await listen() }
+        await cancelWhenGracefulShutdown { [self] in
+            await waitForFirstRegistration()
+            await listen()
+        }
         // Stopped: no stream stays open on a server that no longer notifies, whether the stop was a
         // graceful shutdown or a cancellation (which the streams' own handlers do not see).
         await hub.disconnectAll()
+        // Registrations waiting for a listener that will not come are answered, and later ones do not wait.
+        let waiters = listening.withLock { state in
+            defer {
+                state.isReady = false
+                state.listeningWaiters = []
+            }
+            return state.listeningWaiters
+        }
+        for waiter in waiters { waiter.resume() }
+    }
+
+    /// Returns once a device registered (at once when one did), or when the task is cancelled.
+    private func waitForFirstRegistration() async {
+        await withTaskCancellationHandler {
+            await withCheckedContinuation { (wanted: CheckedContinuation<Void, Never>) in
+                // With a device registered, run() is ready once it listens; without, it is ready now.
+                let (isWanted, ready) = listening.withLock { state -> (Bool, [CheckedContinuation<Void, Never>]) in
+                    guard !state.isWanted else { return (true, []) }
+                    defer { state.readyWaiters = [] }
+                    state.isReady = true
+                    state.wantedWaiter = wanted
+                    return (false, state.readyWaiters)
+                }
+                for waiter in ready { waiter.resume() }
+                if isWanted {
+                    wanted.resume()
+                } else if Task.isCancelled {
+                    stopWaitingForRegistration()
+                }
+            }
+        } onCancel: {
+            stopWaitingForRegistration()
+        }
+    }
+
+    private func stopWaitingForRegistration() {
+        let waiter = listening.withLock { state in
+            defer { state.wantedWaiter = nil }
+            return state.wantedWaiter
+        }
+        waiter?.resume()
+    }
+
+    /// Has ``run()`` listen to the store, if it does not yet, and returns once it does (or at once when
+    /// ``run()`` is not running: it listens from its start then).
+    private func listenForRegisteredDevices() async {
+        guard !listening.withLock({ $0.isListening }) else { return }
+        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+            let (waits, runWaiter) = listening.withLock { state -> (Bool, CheckedContinuation<Void, Never>?) in
+                state.isWanted = true
+                defer { state.wantedWaiter = nil }
+                // Before run() started (or after it stopped) there is nothing to wait for.
+                guard state.isReady, !state.isListening else { return (false, state.wantedWaiter) }
+                state.listeningWaiters.append(continuation)
+                return (true, state.wantedWaiter)
+            }
+            runWaiter?.resume()
+            if !waits { continuation.resume() }
+        }
     }
 
     private func listen() async {
@@ -132,22 +218,32 @@ public final class PushServer: SyncService, Service {
         }
     }
 
-    /// Waits until ``run()`` listens to the store: every commit after this returns is announced.
+    /// Waits until ``run()`` is ready: it listens to the store, or waits for the first registration, which
+    /// it answers once it listens. Either way every commit after this returns reaches every device
+    /// registered.
     public func waitUntilListening() async {
         await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
-            let ready = listening.withLock { waiters -> Bool in
-                guard waiters != nil else { return true }
-                waiters!.append(continuation)
+            let ready = listening.withLock { state -> Bool in
+                guard !state.isReady else { return true }
+                state.readyWaiters.append(continuation)
                 return false
             }
             if ready { continuation.resume() }
         }
     }
 
+    /// Whether ``run()`` listens to the store now (it does from the first registration on).
+    public var isListening: Bool { listening.withLock { $0.isListening } }
+
     private func nowListening() {
-        let waiters = listening.withLock { waiters -> [CheckedContinuation<Void, Never>] in
-            defer { waiters = nil }
-            return waiters ?? []
+        let waiters = listening.withLock { state -> [CheckedContinuation<Void, Never>] in
+            defer {
+                state.isListening = true
+                state.isReady = true
+                state.readyWaiters = []
+                state.listeningWaiters = []
+            }
+            return state.readyWaiters + state.listeningWaiters
         }
         for waiter in waiters { waiter.resume() }
     }
@@ -193,6 +289,8 @@ public final class PushServer: SyncService, Service {
             }
             let answer = try await hub.register(
                 PushHub.Key(account: context.account, device: registration.deviceToken), collections: registration.collections)
+            // The device hears of every commit after this answer.
+            await listenForRegisteredDevices()
             return try .encoded(try SyncValueEncoder().encode(answer), with: output)
         case ("/stream", .get):
             let (device, _) = try Self.streamParameters(request.queryItems)
