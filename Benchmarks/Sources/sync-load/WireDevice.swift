@@ -167,11 +167,11 @@ enum WireDevices {
 /// once: Foundation's `UUID()` opens and reads `/dev/urandom` for each one on Linux, which took a fifth of
 /// the load generator's time, on the cores it shares with the server.
 struct RandomIdentifiers {
-    private var state: UInt64 = .random(in: .min ... .max)
+    private var random = SeededGenerator(seed: .random(in: .min ... .max))
 
     /// The next identifier.
     mutating func next() -> String {
-        var bytes = withUnsafeBytes(of: (splitMix().bigEndian, splitMix().bigEndian)) { Array($0) }
+        var bytes = withUnsafeBytes(of: (random.next(), random.next())) { Array($0) }
         bytes[6] = bytes[6] & 0x0f | 0x40  // version 4
         bytes[8] = bytes[8] & 0x3f | 0x80  // RFC 4122 variant
         let hex = Array("0123456789abcdef".utf8)
@@ -183,14 +183,5 @@ struct RandomIdentifiers {
             text.append(hex[Int(byte & 0x0f)])
         }
         return String(decoding: text, as: UTF8.self)
-    }
-
-    /// SplitMix64: a full-period 64-bit sequence, each step a few multiplications.
-    private mutating func splitMix() -> UInt64 {
-        state &+= 0x9e37_79b9_7f4a_7c15
-        var mixed = state
-        mixed = (mixed ^ (mixed >> 30)) &* 0xbf58_476d_1ce4_e5b9
-        mixed = (mixed ^ (mixed >> 27)) &* 0x94d0_49bb_1331_11eb
-        return mixed ^ (mixed >> 31)
     }
 }
