@@ -124,8 +124,8 @@ public final class SQLiteStore: ChangeNotifyingStore, PositionTellingStore, Stor
             // so the configured level is set again on the connection that commits.
             // That connection also keeps up to 32 MiB of pages (SQLite's default is
             // 2 MiB): a commit updates the indexes at random keys, and with the small
-            // cache each one read its pages from the file again. The write-ahead log is
-            // copied into the file by the checkpointer's connection, not by a commit.
+            // cache each one read its pages from the file again. Its commits hand the copies
+            // of the write-ahead log into the file to the checkpointer (see `LogCheckpointer`).
             let synchronous = configuration.durability.pragmaValue
             try database.writeWithoutTransaction { db in
                 try db.execute(sql: "PRAGMA synchronous = \(synchronous)")
