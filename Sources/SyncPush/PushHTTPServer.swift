@@ -22,8 +22,9 @@ import Synchronization
 /// credentials prove an account that is not locked and its device is registered for that
 /// account; otherwise it is answered as plain HTTP with the status and `Error` body the same
 /// request without the upgrade gets (401, 429, 400, 404), and the connection closed.
-/// The server starts accepting connections once the push server listens to
-/// the store, so every commit from then on is announced.
+/// The server starts accepting connections once the push server is ready (it
+/// listens to the store from the first registration on, which it answers once
+/// it listens), so every commit from then on reaches every registered device.
 public struct PushHTTPServer: ApplicationProtocol {
     /// The sync server: its service, authenticator, configuration and responder.
     public let base: HTTPSyncServer
@@ -51,7 +52,7 @@ public struct PushHTTPServer: ApplicationProtocol {
     public var logger: Logger { base.logger }
     /// The push server's listener, and the ``companions``.
     public var services: [any Service] { [push] + companions }
-    /// Waits for the push server to listen before accepting connections.
+    /// Waits for the push server to be ready (``PushServer/waitUntilListening()``) before accepting connections.
     public var processesRunBeforeServerStart: [@Sendable () async throws -> Void] {
         [{ [push] in await push.waitUntilListening() }]
     }

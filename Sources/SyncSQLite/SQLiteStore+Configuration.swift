@@ -44,7 +44,7 @@ extension SQLiteStore {
         ///   - maximumReaderCount: the most reading connections open at once.
         ///   - maximumAttempts: how many times a transaction body runs before giving up on conflicts.
         ///   - maximumSize: the most bytes the database file may take; `nil` for no limit.
-        ///   - checkpointPages: how many pages the write-ahead log holds before they are copied into the database file.
+        ///   - checkpointPages: the most pages the write-ahead log holds; copied into the database file beside the commits.
         public init(
             durability: Durability = .full,
             busyTimeout: Duration = .seconds(10),
