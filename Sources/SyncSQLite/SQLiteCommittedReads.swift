@@ -24,12 +24,10 @@ struct SQLiteCommittedReads: CommittedReads {
         at keys: [RecordKey], metadata key: String, for peer: PeerID, of account: AccountID
     ) async throws -> (([RecordKey: StoredRecord], SyncValue?, latest: ChangePosition), revision: Int64) {
         // A push's few keys of one collection: one statement. Others: a query per collection, which must agree.
-        if let first = keys.first, keys.allSatisfy({ $0.collection == first.collection }),
-            Set(keys.map(\.id)).count <= StoreQueries.cachedKeyCounts
-        {
-            let found = try readOnCallingThread(database) { db in
-                try StoreQueries.recordsWithMetadata(at: keys, metadata: key, for: peer, of: account, db)
-            }
+        let together = try readOnCallingThread(database) { db in
+            try StoreQueries.recordsWithMetadata(at: keys, metadata: key, for: peer, of: account, db)
+        }
+        if let found = together {
             return ((try found.records.mapValues { try $0.decoded() }, found.metadata, found.latest), found.revision)
         }
         return try readAgreeing(account) { db in

@@ -136,9 +136,9 @@ enum StoreQueries {
         return found
     }
 
-    /// The records at `keys`, all of one collection (at most ``cachedKeyCounts`` distinct ids), the
-    /// metadata value of `peer` under `key`, and the account's latest position and revision, in one
-    /// statement, so on one snapshot: what a push reads before it writes.
+    /// The records at `keys`, the metadata value of `peer` under `key`, and the account's latest position
+    /// and revision, in one statement, so on one snapshot: what a push reads before it writes; `nil` when
+    /// the keys are not all of one collection, or name more than ``cachedKeyCounts`` ids.
     ///
     /// A compound `SELECT` of three parts, told apart by its last column: records (0), the metadata value
     /// in `fields` (1), and the account's row with its last position in `position` and its revision in
@@ -146,9 +146,11 @@ enum StoreQueries {
     /// reads, which must agree) was a tenth of a fast sync's time on the server.
     static func recordsWithMetadata(
         at keys: [RecordKey], metadata key: String, for peer: PeerID, of account: AccountID, _ db: Database
-    ) throws -> (records: [RecordKey: EncodedStoredRecord], metadata: SyncValue?, latest: ChangePosition, revision: Int64) {
+    ) throws -> (records: [RecordKey: EncodedStoredRecord], metadata: SyncValue?, latest: ChangePosition, revision: Int64)? {
         let ids = Array(Set(keys.map(\.id.rawValue)))
-        precondition(!ids.isEmpty && ids.count <= cachedKeyCounts, "a statement for 1 to \(cachedKeyCounts) ids")
+        guard let collection = keys.first?.collection, ids.count <= cachedKeyCounts,
+            keys.allSatisfy({ $0.collection == collection })
+        else { return nil }
         let placeholders = (0..<ids.count).map { "?\($0 + 5)" }.joined(separator: ", ")
         let statement = try db.cachedStatement(
             sql: """
@@ -162,10 +164,9 @@ enum StoreQueries {
                 SELECT NULL, NULL, last_position, revision, NULL, NULL, NULL, 2 FROM account WHERE name = ?1
                 """)
         let arguments =
-            StatementArguments([account.rawValue, keys[0].collection.rawValue, peer.rawValue, key])
-            + StatementArguments(ids)
-        var found: (records: [RecordKey: EncodedStoredRecord], metadata: SyncValue?, latest: ChangePosition, revision: Int64)
-        found = ([:], nil, .start, 0)
+            StatementArguments([account.rawValue, collection.rawValue, peer.rawValue, key]) + StatementArguments(ids)
+        var found: (records: [RecordKey: EncodedStoredRecord], metadata: SyncValue?, latest: ChangePosition, revision: Int64) =
+            ([:], nil, .start, 0)
         for row in try Row.fetchAll(statement, arguments: arguments) {
             switch try row.decode(Int64.self, atIndex: 7) {
             case 0:
