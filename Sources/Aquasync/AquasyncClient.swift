@@ -450,7 +450,7 @@ public actor AquasyncClient {
     private nonisolated func send(_ chunk: [Outgoing], unlessChangedAfter latestUST: Int64?) async throws -> PackAnswer {
         var models: [String: [StoredFields]] = [:]
         for change in chunk { models[change.model, default: []].append(change.wireFields) }
-        // Pack ids in time order: the server files each in its ledger of applied packs, by id.
+        // A new id for each pack; the endpoint's retry sends the same bytes, which the server knows as the last pack.
         let pack = DeltaPack.document(models: models, id: TimeOrderedUUID.make().uuidString.lowercased())
         var path = configuration.basePath
         if let latestUST { path += "?latestUST=\(latestUST)&deviceToken=\(try await deviceToken())" }

@@ -80,8 +80,9 @@ public struct AquasyncServer: SyncService {
     /// kept copy): no device's, so every device pulls them.
     public static let serverDeviceToken = "00000000-0000-0000-0000-000000000000"
 
-    /// The metadata peer under which applied pack ids are remembered.
-    static let packLedger: PeerID = "aquasync.packs"
+    /// The metadata peer under which the last pack applied of each device is remembered: its `_id`, and
+    /// the refusals of its answer, under the device's token.
+    static let lastPacks: PeerID = "aquasync.last-packs"
 
     /// Makes a server.
     /// - Parameters:
@@ -224,19 +225,27 @@ public struct AquasyncServer: SyncService {
         }
         // A device that has pulled everything up to its latestUST pushes on that condition. When the account
         // changed since, nothing is applied: the answer is the pull the device must make first. The condition
-        // is read in the transaction that writes the pack (with the pack's records and ledger entry, in one
-        // query on the SQLite and PostgreSQL stores), so no commit can come between the check and the pack's.
-        let packKey = "pack/" + pack.id
+        // is read in the transaction that writes the pack (with the pack's records and the device's last pack,
+        // in one query on the SQLite and PostgreSQL stores), so no commit can come between the check and the
+        // pack's. A pack sent again — a retry after a lost answer — is the device's last one (the device of the
+        // pack's first delta), which the server remembers: one entry per device, written over by each pack,
+        // so every write stays on pages the other devices' pushes write too (docs/aquasync.md#rules).
+        let device = pack.deltas.first?.encoded.version.node.rawValue
         let (transactionOutcome, committed) = try await store.transactionWithPositions(for: account) {
             tx -> PushTransactionOutcome in
-            // The pack's records and its ledger entry in one read; the loop below finds the records read.
-            let ledger = try await tx.records(at: pack.deltas.map(\.key), withMetadata: packKey, for: Self.packLedger).metadata
+            // The pack's records and the device's last pack in one read; the loop below finds the records read.
+            var lastPack: SyncValue?
+            if let device {
+                lastPack = try await tx.records(at: pack.deltas.map(\.key), withMetadata: device, for: Self.lastPacks).metadata
+            }
             if let condition {
                 var latest = try await tx.latestPosition()
                 if latest == nil { latest = try await store.latestPosition(for: account) }
                 if let latest, latest > ChangePosition(UInt64(condition.latestUST)) { return .changedSince(latest, condition) }
             }
-            if let ledger { return .applied(refused: Self.refusals(inLedger: ledger), conflicts: nil, applied: []) }
+            if let lastPack, lastPack["id"] == .string(pack.id) {
+                return .applied(refused: Self.refusals(remembered: lastPack), conflicts: nil, applied: [])
+            }
             var refused: [DeltaPack.Refusal] = []
             var applied: [RecordKey] = []
             var conflicts = 0
@@ -250,11 +259,12 @@ public struct AquasyncServer: SyncService {
                     applied.append(pushed.key)
                 }
             }
-            let ledgerEntry: SyncValue =
-                refused.isEmpty
-                ? .integer(Int64(pack.deltas.count))
-                : ["count": .integer(Int64(pack.deltas.count)), "refused": .array(refused.map(\.value))]
-            try await tx.setMetadata(ledgerEntry, packKey, for: Self.packLedger)
+            if let device {
+                let remembered: SyncValue =
+                    refused.isEmpty
+                    ? ["id": .string(pack.id)] : ["id": .string(pack.id), "refused": .array(refused.map(\.value))]
+                try await tx.setMetadata(remembered, device, for: Self.lastPacks)
+            }
             return .applied(refused: refused, conflicts: conflicts, applied: applied)
         }
         let outcome: (refused: [DeltaPack.Refusal], conflicts: Int?, applied: [RecordKey])
@@ -294,10 +304,9 @@ public struct AquasyncServer: SyncService {
         case applied(refused: [DeltaPack.Refusal], conflicts: Int?, applied: [RecordKey])
     }
 
-    /// The refusals remembered with an applied pack (a ledger entry of an
-    /// earlier version holds only the pack's size, and no refusals).
-    private static func refusals(inLedger ledger: SyncValue) -> [DeltaPack.Refusal] {
-        guard case .array(let items)? = ledger["refused"] else { return [] }
+    /// The refusals remembered with a device's last pack.
+    private static func refusals(remembered lastPack: SyncValue?) -> [DeltaPack.Refusal] {
+        guard case .array(let items)? = lastPack?["refused"] else { return [] }
         return items.compactMap(DeltaPack.Refusal.init)
     }
 

@@ -216,6 +216,44 @@ struct AquasyncSyncTests {
         }
     }
 
+    @Test(
+        "a device's older pack sent again after a newer one changes nothing, and the server keeps one entry for the device",
+        arguments: TransportRoute.allCases)
+    func olderPackSentAgain(route: TransportRoute) async throws {
+        let harness = AquasyncHarness()
+        try await harness.withTransport(route) { transport in
+            let gid = "6f1c8a3e-2b4d-4e5f-8a9b-0c1d2e3f4a5b"
+            let token = "0f8fad5b-d9cb-469f-a165-70867728950e"
+            let packIDs = ["9b2e7c4a-1d3f-4a5b-8c6d-7e8f9a0b1c2d", "9b2e7c4a-1d3f-4a5b-8c6d-7e8f9a0b1c2e"]
+            let packs: [SyncValue] = zip(packIDs, [(5, "Ada"), (6, "Ada Lovelace")]).map { id, version in
+                [
+                    "_id": .string(id),
+                    "Contact": [
+                        ["gid": .string(gid), "deviceToken": .string(token), "localTimestamp": .integer(Int64(version.0)),
+                         "name": .string(version.1)]
+                    ],
+                ]
+            }
+            for pack in packs { #expect(try await transport.send(.pushJSON(pack)).status == 200) }
+            let latest = try await harness.serverStore.latestPosition(for: harness.account)
+
+            let again = try await transport.send(.pushJSON(packs[0]))
+            #expect(again.status == 200)
+            #expect(try JSONCodec().decode(again.body) == ["id": "success"])
+            #expect(try await harness.serverStore.latestPosition(for: harness.account) == latest)
+            let (stored, remembered, perPack) = try await harness.serverStore.transaction(for: harness.account) { tx in
+                (
+                    try await tx.record(RecordKey(collection: "aquasync/Contact", id: RecordID(gid))),
+                    try await tx.metadata(token, for: "aquasync.last-packs"),
+                    try await tx.metadata("pack/" + packIDs[0], for: "aquasync.packs")
+                )
+            }
+            #expect(stored?.record.fields["name"] == "Ada Lovelace")
+            #expect(remembered == ["id": .string(packIDs[0])], "the device's last pack applied, written over by each one")
+            #expect(perPack == nil, "no entry a pack")
+        }
+    }
+
     @Test("a record edited while its push is in flight stays dirty and goes out next time", arguments: TransportRoute.allCases)
     func editDuringPushStaysDirty(route: TransportRoute) async throws {
         let harness = AquasyncHarness()

@@ -197,7 +197,7 @@ private final class QuotaTransaction: StoreTransaction {
     func records(at keys: [RecordKey]) async throws -> [RecordKey: StoredRecord] { try await base.records(at: keys) }
 
     // Reads go to the base transaction as they are, so that the base store's one-read forms (a push's
-    // records with its ledger entry; fields left in the stored form) are not turned into the defaults.
+    // records with the device's last pack; fields left in the stored form) are not turned into the defaults.
     func records(
         at keys: [RecordKey], withMetadata key: String, for peer: PeerID
     ) async throws -> (records: [RecordKey: StoredRecord], metadata: SyncValue?) {

@@ -303,7 +303,7 @@ package final class BufferedTransaction: StoreTransaction {
     }
 
     /// Reads the records at `keys` and the metadata value `key` of `peer` in one committed read when
-    /// neither is known yet (a server's push: the pack's records and its ledger entry).
+    /// neither is known yet (a server's push: the pack's records and the device's last pack).
     package func records(
         at keys: [RecordKey], withMetadata key: String, for peer: PeerID
     ) async throws -> (records: [RecordKey: StoredRecord], metadata: SyncValue?) {
