@@ -91,10 +91,10 @@ package struct FileVersion: Hashable, Sendable {
     private let modifiedSeconds: Int64
     private let modifiedNanoseconds: Int64
 
-    /// The version of the file at `url` now, or `nil` when there is no file there.
-    package static func current(of url: URL) -> FileVersion? {
+    /// The version of the file at `path` now, or `nil` when there is no file there.
+    package static func current(atPath path: String) -> FileVersion? {
         var status = stat()
-        guard stat(url.path, &status) == 0 else { return nil }
+        guard stat(path, &status) == 0 else { return nil }
         #if canImport(Darwin)
         let modified = status.st_mtimespec
         #else

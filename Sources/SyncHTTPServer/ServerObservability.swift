@@ -1,6 +1,7 @@
 public import CoreMetrics
 public import Prometheus
 public import SyncCore
+import Synchronization
 
 /// What an HTTP sync server reports about itself: probes, metrics and request metrics.
 ///
@@ -32,7 +33,7 @@ public struct ServerObservability: Sendable {
     public var readiness: (@Sendable () async throws -> Void)?
     /// The registry `GET /metrics` exposes; `nil` leaves `/metrics` to the service.
     public var prometheus: PrometheusCollectorRegistry?
-    /// Where request metrics go; `nil` is swift-metrics' global factory, looked up at each request.
+    /// Where request metrics go; `nil` is swift-metrics' global factory as it is when the server is made.
     public var metricsFactory: (any MetricsFactory)?
     /// The `stack` label of each path prefix (the longest matching prefix wins); others are `other`.
     public var stacks: [String: String]
@@ -43,7 +44,7 @@ public struct ServerObservability: Sendable {
     /// - Parameters:
     ///   - readiness: Checks that the server can do its work; `nil` is always ready.
     ///   - prometheus: The registry `GET /metrics` exposes, or `nil` for no `/metrics`.
-    ///   - metricsFactory: Where request metrics go; `nil` for swift-metrics' global factory.
+    ///   - metricsFactory: Where request metrics go; `nil` for swift-metrics' global factory (bootstrap it first).
     ///   - stacks: The `stack` label of each path prefix.
     ///   - loadHistory: Where every counted request is also recorded a second at a time, or `nil`.
     public init(
@@ -84,32 +85,64 @@ public struct ServerObservability: Sendable {
     var factory: any MetricsFactory { metricsFactory ?? MetricsSystem.factory }
 }
 
+/// The request metrics of one server, each made once: making a metric asks the factory for it, which for
+/// Prometheus takes a lock, checks the name and looks it up in the registry, at every request.
+final class RequestMetricHandles: Sendable {
+    /// The metrics of one stack.
+    private struct Stack {
+        let duration: CoreMetrics.Timer
+        var answered: [Int: CoreMetrics.Counter] = [:]
+    }
+
+    private let factory: any MetricsFactory
+    private let made = Mutex<[String: Stack]>([:])
+    /// `anchorage_http_requests_in_flight`.
+    let inFlight: Meter
+
+    /// The metrics that go to `factory`.
+    init(factory: any MetricsFactory) {
+        self.factory = factory
+        inFlight = Meter(label: "anchorage_http_requests_in_flight", factory: factory)
+    }
+
+    /// `anchorage_http_request_duration_seconds{stack}` and `anchorage_http_requests_total{stack,status}`.
+    func metrics(stack: String, status: Int) -> (duration: CoreMetrics.Timer, answered: CoreMetrics.Counter) {
+        made.withLock { made in
+            let duration =
+                made[stack]?.duration
+                ?? CoreMetrics.Timer(label: "anchorage_http_request_duration_seconds", dimensions: [("stack", stack)], factory: factory)
+            if let answered = made[stack]?.answered[status] { return (duration, answered) }
+            let answered = CoreMetrics.Counter(
+                label: "anchorage_http_requests_total", dimensions: [("stack", stack), ("status", String(status))], factory: factory)
+            made[stack, default: Stack(duration: duration)].answered[status] = answered
+            return (duration, answered)
+        }
+    }
+}
+
 /// The metrics of one request, as ``SyncServiceResponder`` counts them.
 struct RequestMetrics {
     let stack: String
-    let factory: any MetricsFactory
+    let handles: RequestMetricHandles
     let history: LoadHistory?
     let start = ContinuousClock.now
 
-    private var inFlight: Meter { Meter(label: "anchorage_http_requests_in_flight", factory: factory) }
-
     /// Counts the request in flight; call ``finish(status:)`` once it is answered.
-    init(stack: String, factory: any MetricsFactory, history: LoadHistory? = nil) {
+    init(stack: String, handles: RequestMetricHandles, history: LoadHistory? = nil) {
         self.stack = stack
-        self.factory = factory
+        self.handles = handles
         self.history = history
-        inFlight.increment()
+        handles.inFlight.increment()
     }
 
     /// Counts the answered request by status and records its duration.
     func finish(status: Int) {
-        inFlight.decrement()
-        Counter(label: "anchorage_http_requests_total", dimensions: [("stack", stack), ("status", String(status))], factory: factory)
-            .increment()
+        handles.inFlight.decrement()
+        let (duration, answered) = handles.metrics(stack: stack, status: status)
+        answered.increment()
         let elapsed = ContinuousClock.now - start
         history?.record(stack: stack, status: status, duration: elapsed)
         let (seconds, attoseconds) = elapsed.components
-        CoreMetrics.Timer(label: "anchorage_http_request_duration_seconds", dimensions: [("stack", stack)], factory: factory)
-            .recordNanoseconds(seconds * 1_000_000_000 + attoseconds / 1_000_000_000)
+        duration.recordNanoseconds(seconds * 1_000_000_000 + attoseconds / 1_000_000_000)
     }
 }

@@ -60,6 +60,8 @@ public struct SyncServiceResponder<Context>: HTTPResponder {
     public let limiter: RequestLimiter?
     /// `/health`, `/ready`, `/metrics` and the request metrics.
     public let observability: ServerObservability
+    /// The request metrics, made once for the factory of ``observability``.
+    private let metricHandles: RequestMetricHandles
     /// The smallest answer body sent compressed (gzip, else deflate) to a client whose `Accept-Encoding`
     /// takes it; `nil` never compresses.
     public let compressAbove: Int?
@@ -83,6 +85,7 @@ public struct SyncServiceResponder<Context>: HTTPResponder {
         self.loginThrottle = loginThrottle
         self.limiter = limiter
         self.observability = observability
+        self.metricHandles = RequestMetricHandles(factory: observability.factory)
         self.compressAbove = compressAbove
     }
 
@@ -148,7 +151,7 @@ public struct SyncServiceResponder<Context>: HTTPResponder {
         let path = Self.pathWithoutQuery(of: request)
         let requestID = RequestID.id(fromClient: request.headers[HeaderFieldNames.requestID])
         let metrics = RequestMetrics(
-            stack: observability.stack(of: path), factory: observability.factory, history: observability.loadHistory)
+            stack: observability.stack(of: path), handles: metricHandles, history: observability.loadHistory)
         let (response, account) = await RequestID.$current.withValue(requestID) {
             await respondLogged(to: request, address: address, upgrade: upgrade)
         }

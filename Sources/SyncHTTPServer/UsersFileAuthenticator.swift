@@ -28,6 +28,8 @@ public final class UsersFileAuthenticator: SyncAuthenticator {
     private let state: Mutex<State>
     /// The file the users come from, if any.
     public let url: URL?
+    /// `url`'s path, made once: `URL.path` builds a new string each time, and each request looks at the file.
+    private let path: String?
     private let reloadFailed: @Sendable (UsersFileError) -> Void
 
     private struct State {
@@ -41,6 +43,7 @@ public final class UsersFileAuthenticator: SyncAuthenticator {
     /// Makes an authenticator over `users`.
     public init(users: UsersFile) {
         self.url = nil
+        self.path = nil
         self.reloadFailed = { _ in }
         self.state = Mutex(State(users: users))
     }
@@ -53,8 +56,9 @@ public final class UsersFileAuthenticator: SyncAuthenticator {
         throws(UsersFileError)
     {
         self.url = url
+        self.path = url.path
         self.reloadFailed = reloadFailed
-        let version = FileVersion.current(of: url)
+        let version = FileVersion.current(atPath: url.path)
         self.state = Mutex(State(users: version == nil ? UsersFile() : try UsersFile.load(from: url), fileVersion: version))
     }
 
@@ -76,16 +80,16 @@ public final class UsersFileAuthenticator: SyncAuthenticator {
     /// Reads the file again now (a missing file means no accounts).
     /// - Throws: ``UsersFileError``; the old users stay in force then.
     public func reload() throws(UsersFileError) {
-        guard let url else { return }
-        let version = FileVersion.current(of: url)
+        guard let url, let path else { return }
+        let version = FileVersion.current(atPath: path)
         let users = version == nil ? UsersFile() : try UsersFile.load(from: url)
         state.withLock { $0 = State(users: users, fileVersion: version) }
     }
 
     /// Reads the file again when it has changed since it was last read.
     private func reloadIfChanged() {
-        guard let url else { return }
-        let version = FileVersion.current(of: url)
+        guard let path else { return }
+        let version = FileVersion.current(atPath: path)
         guard state.withLock({ $0.fileVersion != version }) else { return }
         do {
             try reload()

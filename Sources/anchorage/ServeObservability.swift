@@ -22,7 +22,7 @@ extension Serve {
             { label, provider in
                 var handler: any LogHandler =
                     switch format {
-                    case .text: StreamLogHandler.standardError(label: label, metadataProvider: provider)
+                    case .text: TextLogHandler(label: label, metadataProvider: provider)
                     case .json: JSONLogHandler(label: label, metadataProvider: provider)
                     }
                 handler.logLevel = level
@@ -31,6 +31,39 @@ extension Serve {
         let registry = PrometheusCollectorRegistry()
         MetricsSystem.bootstrap(PrometheusMetricsFactory(registry: registry))
         return registry
+    }
+}
+
+/// swift-log's text lines on standard error (`StreamLogHandler`), handed the logger's metadata only when a line
+/// is written: `StreamLogHandler` formats its metadata each time it is set, and the HTTP server sets a request
+/// id on the logger of every request, most of which write no line.
+struct TextLogHandler: LogHandler {
+    private var lines: StreamLogHandler
+    var metadata: Logger.Metadata = [:]
+
+    init(label: String, metadataProvider: Logger.MetadataProvider?) {
+        lines = StreamLogHandler.standardError(label: label, metadataProvider: metadataProvider)
+    }
+
+    var logLevel: Logger.Level {
+        get { lines.logLevel }
+        set { lines.logLevel = newValue }
+    }
+
+    var metadataProvider: Logger.MetadataProvider? {
+        get { lines.metadataProvider }
+        set { lines.metadataProvider = newValue }
+    }
+
+    subscript(metadataKey key: String) -> Logger.Metadata.Value? {
+        get { metadata[key] }
+        set { metadata[key] = newValue }
+    }
+
+    func log(event: LogEvent) {
+        var lines = lines
+        lines.metadata = metadata
+        lines.log(event: event)
     }
 }
 
