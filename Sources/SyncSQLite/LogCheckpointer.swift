@@ -10,7 +10,7 @@ import Synchronization
 /// the file is flushed (some 16 ms of every 0.6 s on a busy server, in the tail of every sync
 /// then in flight). Here the writer's connection looks at the log's size after each commit (SQLite's
 /// write-ahead-log hook, which takes the place of `wal_autocheckpoint`'s):
-/// - at every quarter of ``SQLiteStore/Configuration/checkpointPages`` it asks this object's own
+/// - at every eighth of ``SQLiteStore/Configuration/checkpointPages`` it asks this object's own
 ///   connection for a passive checkpoint, which copies what the log holds then while the commits go on;
 /// - at the mark itself it runs a passive checkpoint inline, as SQLite's own would: that one copies only
 ///   what was written since the last copy beside it, and, being the writer's, it reaches the log's end,
@@ -38,7 +38,7 @@ final class LogCheckpointer: Sendable {
     /// Whether copies beside the commits are asked for; tests turn them off to see the writer's own.
     let copiesBeside = Atomic<Bool>(true)
 
-    /// Opens the connection that copies the log of the database at `path` beside the commits, a quarter
+    /// Opens the connection that copies the log of the database at `path` beside the commits, an eighth
     /// of `pages` at a time.
     init(path: String, configuration: GRDB.Configuration, pages: Int) throws {
         var configuration = configuration
