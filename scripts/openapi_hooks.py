@@ -97,10 +97,20 @@ class _ClampedDatetime(datetime.datetime):
             return _ClampedDatetime(1, 1, 1) if other.total_seconds() < 0 else _ClampedDatetime(9999, 12, 31, 23, 59, 59)
 
 
-class _PlistDatetimeModule:
-    """What plistlib sees as its `datetime` module: the real one, with dates clamped."""
+def _clamped_timedelta(*args, **kwargs):
+    """A timedelta, clamped to the longest Python has: plistlib makes one of a binary date's seconds before it
+    adds it to 2001, and a date past about 2.7 million years (or NaN) is more than a timedelta holds."""
+    try:
+        return datetime.timedelta(*args, **kwargs)
+    except (OverflowError, ValueError):
+        seconds = kwargs.get("seconds", args[1] if len(args) > 1 else 0)
+        return datetime.timedelta.max if seconds > 0 else datetime.timedelta.min
 
-    timedelta = datetime.timedelta
+
+class _PlistDatetimeModule:
+    """What plistlib sees as its `datetime` module: the real one, with dates and their distances clamped."""
+
+    timedelta = staticmethod(_clamped_timedelta)
     timezone = datetime.timezone
     UTC = datetime.timezone.utc
     datetime = _ClampedDatetime
