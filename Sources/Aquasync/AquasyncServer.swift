@@ -229,7 +229,7 @@ public struct AquasyncServer: SyncService {
         // in one query on the SQLite and PostgreSQL stores), so no commit can come between the check and the
         // pack's. A pack sent again — a retry after a lost answer — is the device's last one (the device of the
         // pack's first delta), which the server remembers: one entry per device, written over by each pack,
-        // so every write stays on pages the other devices' pushes write too (docs/aquasync.md#rules).
+        // so every write stays on pages the other devices' pushes write too (docs/aquasync.md#decisions).
         let device = pack.deltas.first?.encoded.version.node.rawValue
         let (transactionOutcome, committed) = try await store.transactionWithPositions(for: account) {
             tx -> PushTransactionOutcome in
