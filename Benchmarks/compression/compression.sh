@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Bytes and time of the standard first upload and first pull (10,000 contacts, `anchorage sizes
-# --write-records`), per codec, with and without HTTP compression, on loopback and through a link
+# --write-records`), per codec, with and without HTTP compression (and for JSON with the server at zlib's
+# fastest level too), on loopback and through a link
 # limited to a phone's (scripts/tcp-relay.py: 10 Mbit/s, 25 ms each way), with the CPU time of device and server.
 #
 #   Benchmarks/compression/compression.sh [--markdown FILE]
@@ -52,11 +53,17 @@ for name in loopback phone; do
     shaping=""
     [ "$name" = phone ] && shaping="--rate 10000000 --delay 0.025"
     for codec in json msgpack xml-plist binary-plist; do
-        for compression in on off; do
+        # "level 1": the server compresses at zlib's fastest level (--compression-level 1), JSON only.
+        levels=("on" "off")
+        [ "$codec" = json ] && levels+=("level 1")
+        for compression in "${levels[@]}"; do
             flag=""
             [ "$compression" = off ] && flag="--no-compression"
+            level=6
+            [ "$compression" = "level 1" ] && level=1
             port="$(free_port)"
-            "$anchorage" serve --port "$port" --store memory --users "$work/users.txt" --log-level warning > "$work/serve.out" 2>&1 &
+            "$anchorage" serve --port "$port" --store memory --users "$work/users.txt" --log-level warning \
+                --compression-level "$level" > "$work/serve.out" 2>&1 &
             server=$!
             pids+=("$server")
             wait_for "$work/serve.out" "serving on"

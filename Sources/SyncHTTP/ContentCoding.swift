@@ -66,10 +66,15 @@ public enum ContentCoding: String, Sendable, Hashable, CaseIterable {
         return nil
     }
 
-    /// `bytes` compressed.
-    public func compress(_ bytes: [UInt8]) throws -> [UInt8] {
+    /// zlib's own level, which ``compress(_:level:)`` uses unless told otherwise.
+    public static let defaultLevel = 6
+
+    /// `bytes` compressed at zlib's `level`: 1, the fastest, to 9, the smallest (6, zlib's own, by default).
+    /// - Precondition: `level` is 1 to 9.
+    public func compress(_ bytes: [UInt8], level: Int = defaultLevel) throws -> [UInt8] {
+        precondition((1...9).contains(level), "a compression level is 1 to 9")
         var input = ByteBuffer(bytes: bytes)
-        var output = try input.compress(with: algorithm)
+        var output = try input.compress(with: algorithm(level: level))
         return output.readBytes(length: output.readableBytes) ?? []
     }
 
@@ -85,7 +90,7 @@ public enum ContentCoding: String, Sendable, Hashable, CaseIterable {
         public private(set) var output: [UInt8] = []
 
         init(coding: ContentCoding, limit: Int) {
-            decompressor = coding.algorithm.decompressor
+            decompressor = coding.algorithm(level: ContentCoding.defaultLevel).decompressor
             decompressor.window = ByteBufferAllocator().buffer(capacity: 1 << 16)
             self.limit = limit
         }
@@ -126,10 +131,11 @@ public enum ContentCoding: String, Sendable, Hashable, CaseIterable {
         }
     }
 
-    private var algorithm: CompressionAlgorithm {
-        switch self {
-        case .gzip: .gzip()
-        case .deflate: .zlib()
+    private func algorithm(level: Int) -> CompressionAlgorithm {
+        let configuration = ZlibConfiguration(compressionLevel: Int32(level))
+        return switch self {
+        case .gzip: .gzip(configuration: configuration)
+        case .deflate: .zlib(configuration: configuration)
         }
     }
 }

@@ -54,15 +54,18 @@ public struct HTTPSyncServer: ApplicationProtocol {
         public var connections: ConnectionLimits
         /// The smallest answer body sent compressed to a client that accepts gzip or deflate; `nil` never compresses.
         public var compressAbove: Int?
+        /// zlib's level for compressed answers: 1, the fastest, to 9, the smallest; 6 (zlib's own) by default.
+        public var compressionLevel: Int
 
         /// Makes a configuration: loopback, a free port and 64 MiB bodies by default,
         /// 256 requests at once, 60 seconds each, ``LoginThrottle/Policy/standard``, plain HTTP,
-        /// ``ConnectionLimits/standard``, and answers of 1 KiB or more compressed for clients that accept it.
+        /// ``ConnectionLimits/standard``, and answers of 1 KiB or more compressed for clients that accept it, at
+        /// zlib's level 6.
         public init(
             host: String = "127.0.0.1", port: Int = 0, maxRequestBytes: Int = 64 << 20,
             maxConcurrentRequests: Int? = 256, requestTimeout: Duration? = .seconds(60),
             loginThrottle: LoginThrottle.Policy? = .standard, tls: TLS? = nil, connections: ConnectionLimits = .standard,
-            compressAbove: Int? = 1_024
+            compressAbove: Int? = 1_024, compressionLevel: Int = 6
         ) {
             self.host = host
             self.port = port
@@ -73,6 +76,7 @@ public struct HTTPSyncServer: ApplicationProtocol {
             self.tls = tls
             self.connections = connections
             self.compressAbove = compressAbove
+            self.compressionLevel = compressionLevel
         }
 
         /// Whether ``host`` reaches this machine only: `localhost`, an address
@@ -168,7 +172,7 @@ public struct HTTPSyncServer: ApplicationProtocol {
         SyncServiceResponder(
             service: service, authenticator: authenticator, maxRequestBytes: serverConfiguration.maxRequestBytes,
             logger: logger, loginThrottle: loginThrottle, limiter: limiter, observability: observability,
-            compressAbove: serverConfiguration.compressAbove, pages: pages)
+            compressAbove: serverConfiguration.compressAbove, compressionLevel: serverConfiguration.compressionLevel, pages: pages)
     }
 
     /// Hummingbird's configuration, made from ``serverConfiguration``: the address, and at

@@ -65,6 +65,8 @@ public struct SyncServiceResponder<Context>: HTTPResponder {
     /// The smallest answer body sent compressed (gzip, else deflate) to a client whose `Accept-Encoding`
     /// takes it; `nil` never compresses.
     public let compressAbove: Int?
+    /// zlib's level for the answers it compresses: 1, the fastest, to 9, the smallest.
+    public let compressionLevel: Int
     /// Fixed files answered to `GET` and `HEAD` without credentials, by path.
     public let pages: [String: StaticPage]
 
@@ -74,9 +76,10 @@ public struct SyncServiceResponder<Context>: HTTPResponder {
         service: any SyncService, authenticator: any SyncAuthenticator, maxRequestBytes: Int = 64 << 20,
         logger: Logger = Logger(label: "anchorage.http"), loginThrottle: LoginThrottle? = nil,
         limiter: RequestLimiter? = nil, observability: ServerObservability = ServerObservability(),
-        compressAbove: Int? = 1_024, pages: [StaticPage] = []
+        compressAbove: Int? = 1_024, compressionLevel: Int = 6, pages: [StaticPage] = []
     ) {
         precondition(maxRequestBytes >= 0, "maxRequestBytes must not be negative")
+        precondition((1...9).contains(compressionLevel), "compressionLevel is 1 to 9")
         self.pages = Dictionary(pages.map { ($0.path, $0) }, uniquingKeysWith: { _, last in last })
         self.service = service
         self.authenticator = authenticator
@@ -87,6 +90,7 @@ public struct SyncServiceResponder<Context>: HTTPResponder {
         self.observability = observability
         self.metricHandles = RequestMetricHandles(factory: observability.factory)
         self.compressAbove = compressAbove
+        self.compressionLevel = compressionLevel
     }
 
     /// Answers one request; never throws (failures are answered with a status).
@@ -101,7 +105,7 @@ public struct SyncServiceResponder<Context>: HTTPResponder {
         let address = (context as? any RemoteAddressRequestContext)?.remoteAddress?.ipAddress
         let answer = await answerCounted(request, address: address, upgrade: nil)
         var response = Self.httpResponse(
-            answer.response, compressedFor: request.headers[.acceptEncoding], above: compressAbove)
+            answer.response, compressedFor: request.headers[.acceptEncoding], above: compressAbove, level: compressionLevel)
         response.headers[HeaderFieldNames.requestID] = answer.requestID
         return response
     }
@@ -198,7 +202,7 @@ public struct SyncServiceResponder<Context>: HTTPResponder {
         if let compressAbove, body.count >= compressAbove {
             headers[.vary] = "Accept-Encoding"
             if let coding = ContentCoding.preferred(acceptEncoding: request.headers[.acceptEncoding]),
-                let compressed = try? coding.compress(body), compressed.count < body.count
+                let compressed = try? coding.compress(body, level: compressionLevel), compressed.count < body.count
             {
                 headers[.contentEncoding] = coding.rawValue
                 body = compressed
@@ -291,15 +295,18 @@ public struct SyncServiceResponder<Context>: HTTPResponder {
 
     /// The Hummingbird response a ``SyncResponse`` maps to; its body compressed when it has at least
     /// `threshold` bytes and `acceptEncoding` takes gzip or deflate (with `Vary: Accept-Encoding` on every
-    /// answer that size, since the answer depends on it).
-    static func httpResponse(_ response: SyncResponse, compressedFor acceptEncoding: String? = nil, above threshold: Int? = nil) -> Response {
+    /// answer that size, since the answer depends on it), at zlib's `level`.
+    static func httpResponse(
+        _ response: SyncResponse, compressedFor acceptEncoding: String? = nil, above threshold: Int? = nil,
+        level: Int = ContentCoding.defaultLevel
+    ) -> Response {
         var headers = HTTPFields()
         // Which codings request bodies may come in (RFC 7694): clients compress only for a server that says so.
         headers[.acceptEncoding] = "gzip, deflate"
         var body = response.body
         if let threshold, body.count >= threshold {
             headers[.vary] = "Accept-Encoding"
-            if let coding = ContentCoding.preferred(acceptEncoding: acceptEncoding), let compressed = try? coding.compress(body),
+            if let coding = ContentCoding.preferred(acceptEncoding: acceptEncoding), let compressed = try? coding.compress(body, level: level),
                 compressed.count < body.count
             {
                 headers[.contentEncoding] = coding.rawValue

@@ -152,6 +152,9 @@ struct Serve: AsyncParsableCommand {
     @Option(help: "The smallest answer body sent compressed (gzip, else deflate) to a client whose Accept-Encoding takes it (0: never).")
     var compressAbove = Defaults.server.compressAbove ?? 0
 
+    @Option(help: "zlib's level for compressed answers: 1, the fastest, to 9, the smallest (docs/deploying.md: what each costs).")
+    var compressionLevel = Defaults.server.compressionLevel
+
     @Option(help: "The most bytes one live record's fields may take (as stored); a larger record is refused on its own, for good, and the others of its request go through. No limit by default.")
     var maxRecordBytes: Int?
 
@@ -237,6 +240,7 @@ struct Serve: AsyncParsableCommand {
             throw ValidationError("\(name) must be a number of seconds, not negative (0: no limit)")
         }
         guard compressAbove >= 0 else { throw ValidationError("--compress-above must not be negative (0: never compress)") }
+        guard (1...9).contains(compressionLevel) else { throw ValidationError("--compression-level must be 1 to 9") }
         guard bodyMinRate >= 0 else { throw ValidationError("--body-min-rate must not be negative") }
         guard pushPingInterval > 0, pushPingInterval.isFinite else {
             throw ValidationError("--push-ping-interval must be a positive number of seconds")
@@ -327,7 +331,8 @@ struct Serve: AsyncParsableCommand {
                         : LoginThrottle.Policy(
                             maxFailuresPerAccount: loginFailures == 0 ? nil : loginFailures,
                             maxFailuresPerAddress: loginFailuresPerAddress == 0 ? nil : loginFailuresPerAddress),
-                    tls: tls, connections: connections, compressAbove: compressAbove == 0 ? nil : compressAbove),
+                    tls: tls, connections: connections, compressAbove: compressAbove == 0 ? nil : compressAbove,
+                    compressionLevel: compressionLevel),
                 logger: logger,
                 onRunning: { [host, store, consoleService] port in
                     FileHandle.standardOutput.write(Data("anchorage \(AnchorageVersion.current) serving on \(tls == nil ? "http" : "https")://\(host):\(port) (store \(store); Aquasync at /deltas, appSync at /rest, OTA at /ota, push at /push\(consoleService == nil ? "" : ", console at /console"))\n".utf8))

@@ -68,6 +68,29 @@ struct ServerCompressionTests {
         }
     }
 
+    @Test("the compression level trades CPU for bytes: level 1 answers more bytes than 9, and both decode to the answer")
+    func compressionLevel() async throws {
+        // Text that compresses as a page of records does: words of a small vocabulary in a random order.
+        var generator = SeededGenerator(seed: 7)
+        let words = ["contact", "name", "email", "phone", "street", "city", "notes", "coffee", "Tuesday", "gift"]
+        let text = Array((0..<20_000).map { _ in words[Int(generator.next() % UInt64(words.count))] }.joined(separator: " ").utf8)
+        var sizes: [Int: Int] = [:]
+        for level in [1, 9] {
+            try await HTTPSyncServer.withRunningServer(
+                service: FixedAnswerService(body: text), authenticator: TransportRoute.defaultAuthenticator,
+                configuration: HTTPSyncServer.Configuration(compressionLevel: level)
+            ) { baseURL in
+                let (response, body) = try await Self.post(
+                    "\(baseURL)/x", body: [], headers: [Self.authorization, ("Accept-Encoding", "gzip")])
+                #expect(response.headers["Content-Encoding"] == ["gzip"], "level \(level)")
+                #expect(try await Self.python.output(["gunzip"], input: body) == text, "level \(level)")
+                sizes[level] = body.count
+            }
+        }
+        let (fastest, smallest) = (try #require(sizes[1]), try #require(sizes[9]))
+        #expect(fastest > smallest)
+    }
+
     @Test("a small answer is not compressed")
     func smallAnswer() async throws {
         try await HTTPSyncServer.withRunningServer(

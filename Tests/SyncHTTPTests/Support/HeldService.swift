@@ -40,6 +40,15 @@ final class Gate: Sendable {
 }
 
 /// Answers every request 200 with `size` bytes.
+/// Answers every request with `body`.
+struct FixedAnswerService: SyncService {
+    let body: [UInt8]
+
+    func handle(_ request: SyncRequest, context: ServiceContext) async throws -> SyncResponse {
+        SyncResponse(status: 200, contentType: "text/plain", body: body)
+    }
+}
+
 struct LargeAnswerService: SyncService {
     let size: Int
 
