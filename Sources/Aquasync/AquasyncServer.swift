@@ -228,9 +228,10 @@ public struct AquasyncServer: SyncService {
         // is read in the transaction that writes the pack (with the pack's records and the device's last pack,
         // in one query on the SQLite and PostgreSQL stores), so no commit can come between the check and the
         // pack's. A pack sent again — a retry after a lost answer — is the device's last one (the device of the
-        // pack's first delta), which the server remembers: one entry per device, written over by each pack,
-        // so every write stays on pages the other devices' pushes write too (docs/aquasync.md#decisions).
-        let device = pack.deltas.first?.encoded.version.node.rawValue
+        // pack's deltas; the smallest token, should they differ, so that a pack sent again names the same one),
+        // which the server remembers: one entry per device, written over by each pack, so every write stays on
+        // pages the other devices' pushes write too (docs/aquasync.md#decisions).
+        let device = pack.deltas.lazy.map(\.encoded.version.node.rawValue).min()
         let (transactionOutcome, committed) = try await store.transactionWithPositions(for: account) {
             tx -> PushTransactionOutcome in
             // The pack's records and the device's last pack in one read; the loop below finds the records read.
