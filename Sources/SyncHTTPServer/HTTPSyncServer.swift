@@ -3,6 +3,7 @@ import HummingbirdCore
 public import Logging
 public import NIOCore
 public import SyncCore
+public import SyncHTTP
 
 /// Serves a ``SyncService`` over HTTP/1.1 with Hummingbird, inside TLS when
 /// the configuration has a certificate (``Configuration/tls``).
@@ -65,7 +66,7 @@ public struct HTTPSyncServer: ApplicationProtocol {
             host: String = "127.0.0.1", port: Int = 0, maxRequestBytes: Int = 64 << 20,
             maxConcurrentRequests: Int? = 256, requestTimeout: Duration? = .seconds(60),
             loginThrottle: LoginThrottle.Policy? = .standard, tls: TLS? = nil, connections: ConnectionLimits = .standard,
-            compressAbove: Int? = 1_024, compressionLevel: Int = 6
+            compressAbove: Int? = 1_024, compressionLevel: Int = ContentCoding.defaultLevel
         ) {
             self.host = host
             self.port = port

@@ -4,7 +4,7 @@ public import HTTPTypes
 public import NIOCore
 import Prometheus
 public import SyncCore
-import SyncHTTP
+public import SyncHTTP
 
 /// Answers every Hummingbird request — any path, any method — with a ``SyncService``.
 ///
@@ -76,7 +76,7 @@ public struct SyncServiceResponder<Context>: HTTPResponder {
         service: any SyncService, authenticator: any SyncAuthenticator, maxRequestBytes: Int = 64 << 20,
         logger: Logger = Logger(label: "anchorage.http"), loginThrottle: LoginThrottle? = nil,
         limiter: RequestLimiter? = nil, observability: ServerObservability = ServerObservability(),
-        compressAbove: Int? = 1_024, compressionLevel: Int = 6, pages: [StaticPage] = []
+        compressAbove: Int? = 1_024, compressionLevel: Int = ContentCoding.defaultLevel, pages: [StaticPage] = []
     ) {
         precondition(maxRequestBytes >= 0, "maxRequestBytes must not be negative")
         precondition((1...9).contains(compressionLevel), "compressionLevel is 1 to 9")

@@ -55,10 +55,11 @@ public final class UsersFileAuthenticator: SyncAuthenticator {
     public init(contentsOf url: URL, reloadFailed: @escaping @Sendable (UsersFileError) -> Void = { _ in })
         throws(UsersFileError)
     {
+        let path = url.path
         self.url = url
-        self.path = url.path
+        self.path = path
         self.reloadFailed = reloadFailed
-        let version = FileVersion.current(atPath: url.path)
+        let version = FileVersion.current(atPath: path)
         self.state = Mutex(State(users: version == nil ? UsersFile() : try UsersFile.load(from: url), fileVersion: version))
     }
 
